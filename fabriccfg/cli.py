@@ -1,0 +1,45 @@
+"""The ``fabriccfg`` command line: thin glue that registers one module per command family.
+
+Each ``fabriccfg.commands.<family>`` module exposes ``register(app)``; heavy libraries
+(netmiko, pysnmp, asyncssh) are imported inside the commands that need them so that
+``fabriccfg validate`` starts fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+COMMAND_FAMILIES = ("inventory", "render", "mock", "push", "verify", "advise", "demo")
+
+app = typer.Typer(
+    name="fabriccfg",
+    help="Validated intent, rendered configs, guarded pushes and health checks for AI-training fabrics "
+    "(InfiniBand HDR and 400G RoCE v2).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+
+@app.command()
+def version() -> None:
+    """Print the fabriccfg version."""
+    from fabriccfg import __version__
+
+    typer.echo(__version__)
+
+
+for _family in COMMAND_FAMILIES:
+    importlib.import_module(f"fabriccfg.commands.{_family}").register(app)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,9 @@
+"""`fabriccfg` commands of the push family."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this family's commands to ``app``."""

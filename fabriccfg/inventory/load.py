@@ -1,0 +1,351 @@
+"""Load an inventory YAML file into a validated :class:`Fabric`, keeping every value's position.
+
+The C YAML composer gives each node its line and column; we build plain data plus a
+``path -> (line, col)`` map, expand profiles, and let pydantic validate. Every failure becomes a
+:class:`Finding` with a position, so no user mistake ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from fabriccfg.inventory.findings import Finding, has_errors
+from fabriccfg.inventory.models import Fabric
+
+PathT = tuple[str | int, ...]
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DEVICE_LISTS = ("switches", "hosts", "management_hosts")
+
+_ERROR_RULES = {
+    "extra_forbidden": "unknown-key",
+    "missing": "missing-key",
+    "literal_error": "invalid-value",
+    "enum": "invalid-value",
+    "value_error": "invalid-value",
+    "assertion_error": "invalid-value",
+    "greater_than": "out-of-range",
+    "greater_than_equal": "out-of-range",
+    "less_than": "out-of-range",
+    "less_than_equal": "out-of-range",
+    "too_short": "out-of-range",
+    "too_long": "out-of-range",
+}
+
+
+@dataclass
+class Source:
+    """Where each value of a loaded inventory came from."""
+
+    file: str
+    positions: dict[PathT, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, path: PathT) -> tuple[int, int]:
+        """Position of ``path``, or of its closest ancestor that has one."""
+        for n in range(len(path), -1, -1):
+            pos = self.positions.get(tuple(path[:n]))
+            if pos is not None:
+                return pos
+        return (1, 1)
+
+    def finding(self, rule: str, severity: str, message: str, path: PathT = ()) -> Finding:
+        line, col = self.locate(path)
+        return Finding(rule, severity, message, self.file, line, col, tuple(path))  # type: ignore[arg-type]
+
+
+@dataclass
+class LoadResult:
+    source: Source
+    fabric: Fabric | None
+    findings: list[Finding]
+
+    @property
+    def ok(self) -> bool:
+        return self.fabric is not None and not has_errors(self.findings)
+
+
+class InventoryError(Exception):
+    """Raised by :func:`load_fabric` when an inventory has errors; carries the findings."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        self.findings = findings
+        super().__init__("\n".join(f.format() for f in findings if f.severity == "error"))
+
+
+# --------------------------------------------------------------------------- YAML with positions
+def _walk(loader: Any, node: yaml.Node, path: PathT, pos: dict[PathT, tuple[int, int]], src: Source,
+          problems: list[Finding]) -> Any:
+    pos[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.MappingNode):
+        loader.flatten_mapping(node)
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node)
+            if not isinstance(key, (str, int, float, bool)) or isinstance(key, bool):
+                key = str(key)
+            if key in out:
+                kp = (*path, key)
+                problems.append(Finding(
+                    "duplicate-key", "error", f"key {key!r} appears twice in this mapping; YAML keeps only the last",
+                    src.file, key_node.start_mark.line + 1, key_node.start_mark.column + 1, kp))
+            child = (*path, key)
+            out[key] = _walk(loader, value_node, child, pos, src, problems)
+            pos[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_walk(loader, item, (*path, i), pos, src, problems) for i, item in enumerate(node.value)]
+    return loader.construct_object(node)
+
+
+def parse_yaml(text: str, file: str) -> tuple[Any, Source, list[Finding]]:
+    """Parse YAML text into plain data with positions; syntax problems become findings."""
+    src = Source(file)
+    problems: list[Finding] = []
+    if not text.strip():
+        problems.append(Finding("empty-inventory", "error",
+                                "the file is empty; an inventory needs at least a 'fabric:' section", file, 1, 1))
+        return None, src, problems
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            problems.append(Finding("empty-inventory", "error",
+                                    "the file holds only comments; an inventory needs a 'fabric:' section", file, 1, 1))
+            return None, src, problems
+        data = _walk(loader, node, (), src.positions, src, problems)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problems.append(Finding("yaml-syntax", "error", f"YAML syntax: {exc.problem or exc}", file, line, col))
+        return None, src, problems
+    except yaml.YAMLError as exc:
+        problems.append(Finding("yaml-syntax", "error", f"YAML syntax: {exc}", file, 1, 1))
+        return None, src, problems
+    finally:
+        loader.dispose()
+    return data, src, problems
+
+
+# --------------------------------------------------------------------------- profiles
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _copy_positions(pos: dict[PathT, tuple[int, int]], src_path: PathT, dst_path: PathT) -> None:
+    n = len(src_path)
+    for p, where in list(pos.items()):
+        if p[:n] == src_path and (*dst_path, *p[n:]) not in pos:
+            pos[(*dst_path, *p[n:])] = where
+
+
+def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) -> dict[str, Any]:
+    """Apply ``profiles:`` (with ``inherits:`` chains) to devices that name a ``profile:``.
+
+    Values set on the device win over the profile's; nested mappings merge key by key. A value
+    inherited from a profile keeps the profile's position, so errors point at the line to fix.
+    """
+    profiles = data.get("profiles") or {}
+    if not isinstance(profiles, dict):
+        problems.append(src.finding("wrong-type", "error", "'profiles' must be a mapping of name -> settings",
+                                    ("profiles",)))
+        profiles = {}
+    resolved: dict[str, tuple[dict[str, Any], list[str]]] = {}
+
+    def resolve(name: str, chain: tuple[str, ...]) -> tuple[dict[str, Any], list[str]] | None:
+        if name in resolved:
+            return resolved[name]
+        body = profiles.get(name)
+        if not isinstance(body, dict):
+            return None
+        if name in chain:
+            problems.append(src.finding("profile-cycle", "error",
+                                        f"profile inheritance loops: {' -> '.join((*chain, name))}",
+                                        ("profiles", name)))
+            return None
+        own = {k: v for k, v in body.items() if k != "inherits"}
+        layers = [name]
+        parent = body.get("inherits")
+        if parent is not None:
+            base = resolve(str(parent), (*chain, name))
+            if base is None:
+                if str(parent) not in profiles:
+                    problems.append(src.finding("unknown-profile", "error", _unknown("profile", str(parent),
+                                                                                     profiles), ("profiles", name, "inherits")))
+                return None
+            own = _merge(base[0], own)
+            layers = [*base[1], name]
+        resolved[name] = (own, layers)
+        return resolved[name]
+
+    out = {k: v for k, v in data.items() if k != "profiles"}
+    for section in _DEVICE_LISTS:
+        items = out.get(section)
+        if not isinstance(items, list):
+            continue
+        new_items = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or "profile" not in item:
+                new_items.append(item)
+                continue
+            pname = str(item["profile"])
+            got = resolve(pname, ())
+            if got is None:
+                if pname not in profiles:
+                    problems.append(src.finding("unknown-profile", "error", _unknown("profile", pname, profiles),
+                                                (section, i, "profile")))
+                new_items.append({k: v for k, v in item.items() if k != "profile"})
+                continue
+            body, layers = got
+            merged = _merge(body, {k: v for k, v in item.items() if k != "profile"})
+            for layer in reversed(layers):  # nearest profile's positions first
+                _copy_positions(src.positions, ("profiles", layer), (section, i))
+            new_items.append(merged)
+        out[section] = new_items
+    return out
+
+
+def _unknown(what: str, name: str, known: Any) -> str:
+    close = difflib.get_close_matches(name, [str(k) for k in known], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown {what} {name!r}{hint}"
+
+
+# --------------------------------------------------------------------------- pydantic errors
+def _unwrap(tp: Any) -> Any:
+    while True:
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            tp = typing.get_args(tp)[0]
+        elif origin in (Union, types.UnionType):
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+            tp = models[0] if models else args[0]
+        else:
+            return tp
+
+
+def _model_at(path: PathT) -> type[BaseModel] | None:
+    tp: Any = Fabric
+    for part in path:
+        tp = _unwrap(tp)
+        origin = typing.get_origin(tp)
+        if isinstance(part, int) and origin in (list, tuple):
+            tp = typing.get_args(tp)[0]
+        elif origin is dict:
+            tp = typing.get_args(tp)[1]
+        elif isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(part, str):
+            info = tp.model_fields.get(part)
+            if info is None:
+                return None
+            tp = info.annotation
+        else:
+            return None
+    tp = _unwrap(tp)
+    return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
+
+
+def _clean_loc(loc: tuple[Any, ...], data: Any) -> PathT:
+    """Drop pydantic's validator tags from a loc, keeping the parts that index the data."""
+    out: list[str | int] = []
+    cur = data
+    for part in loc:
+        if isinstance(cur, dict) and part in cur:
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(part, str) and (isinstance(cur, dict) or cur is None) and not any(c in part for c in "[]"):
+            out.append(part)  # a missing key
+            cur = None
+    return tuple(out)
+
+
+def validation_findings(exc: ValidationError, data: Any, src: Source) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[tuple[PathT, str]] = set()
+    for err in exc.errors(include_url=False):
+        path = _clean_loc(tuple(err["loc"]), data)
+        etype = str(err["type"])
+        rule = _ERROR_RULES.get(etype, etype if "-" in etype else "wrong-type" if etype.endswith(
+            ("_type", "_parsing")) else "invalid-value")
+        msg = str(err["msg"])
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        where = ".".join(str(p) for p in path) or "inventory"
+        if rule == "unknown-key":
+            key = str(path[-1]) if path else "?"
+            model = _model_at(path[:-1])
+            known = list(model.model_fields) if model else []
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
+            msg = f"unknown key {key!r} in {'.'.join(map(str, path[:-1])) or 'the top level'}"
+            msg += f"; did you mean {close[0]!r}?" if close else (f"; known keys: {', '.join(known)}" if known else "")
+        elif rule == "missing-key":
+            msg = f"{where}: required key {str(path[-1])!r} is missing" if path else msg
+        else:
+            got = err.get("input")
+            secret = rule == "literal-secret" or (path and path[0] == "credentials")
+            secret = secret or "-" in etype  # our own errors already quote the value
+            shown = "" if secret or isinstance(got, (dict, list)) or got is None else f" (got {got!r})"
+            msg = f"{where}: {msg}{shown}"
+        if (path, rule) in seen:
+            continue
+        seen.add((path, rule))
+        out.append(src.finding(rule, "error", msg, path))
+    return out
+
+
+# --------------------------------------------------------------------------- entry points
+def load(path: str | Path, *, rules: bool = True) -> LoadResult:
+    """Load and validate one inventory file; never raises for a user mistake."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return LoadResult(Source(str(p)), None, [Finding("file-not-found", "error", "no such file", str(p), 1, 1)])
+    except (OSError, UnicodeDecodeError) as exc:
+        return LoadResult(Source(str(p)), None, [Finding("unreadable", "error", f"cannot read: {exc}", str(p), 1, 1)])
+    return loads(text, str(p), rules=rules)
+
+
+def loads(text: str, file: str = "<inventory>", *, rules: bool = True) -> LoadResult:
+    data, src, problems = parse_yaml(text, file)
+    if data is None:
+        return LoadResult(src, None, problems)
+    if not isinstance(data, dict):
+        problems.append(src.finding("wrong-type", "error",
+                                    f"the top level must be a mapping with a 'fabric:' section, not {type(data).__name__}"))
+        return LoadResult(src, None, problems)
+    data = expand_profiles(data, src, problems)
+    try:
+        fabric = Fabric.model_validate(data)
+    except ValidationError as exc:
+        found = problems + validation_findings(exc, data, src)
+        found.sort(key=lambda f: (f.line, f.col))
+        return LoadResult(src, None, found)
+    if rules:
+        from fabriccfg.inventory.rules import run_rules
+
+        problems.extend(run_rules(fabric, src))
+    return LoadResult(src, fabric, problems)
+
+
+def load_fabric(path: str | Path) -> Fabric:
+    """Load an inventory or raise :class:`InventoryError` (for stages that need a valid fabric)."""
+    result = load(path)
+    if not result.ok or result.fabric is None:
+        raise InventoryError(result.findings)
+    return result.fabric

@@ -1,0 +1,68 @@
+"""Fabric-wide rules: checks that relate several objects of a validated :class:`Fabric`.
+
+A rule is a function registered with :func:`rule`; it yields :class:`Issue` objects naming the
+data path to blame. ``run_rules`` turns them into positioned :class:`Finding` objects. Rule
+families live in sibling modules (``lossless``, ``ib``, ``topology``, ``names`` ...), each
+imported below so registering a rule is all it takes to ship one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fabriccfg.inventory.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from fabriccfg.inventory.load import Source
+    from fabriccfg.inventory.models import Fabric
+
+PathT = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    message: str
+    path: PathT = ()
+    severity: Severity | None = None  # overrides the rule's default
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    severity: Severity
+    summary: str
+    check: Callable[[Fabric], Iterable[Issue]]
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(rule_id: str, severity: Severity, summary: str) -> Callable[
+        [Callable[[Fabric], Iterable[Issue]]], Callable[[Fabric], Iterable[Issue]]]:
+    """Register a fabric-wide rule under a stable id."""
+
+    def deco(fn: Callable[[Fabric], Iterable[Issue]]) -> Callable[[Fabric], Iterable[Issue]]:
+        RULES[rule_id] = Rule(rule_id, severity, summary, fn)
+        return fn
+
+    return deco
+
+
+def _load_families() -> None:
+    for mod in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{mod.name}")
+
+
+def run_rules(fabric: Fabric, src: Source) -> list[Finding]:
+    if not RULES:
+        _load_families()
+    out: list[Finding] = []
+    for r in RULES.values():
+        for issue in r.check(fabric):
+            out.append(src.finding(r.id, issue.severity or r.severity, issue.message, issue.path))
+    out.sort(key=lambda f: (f.line, f.col, f.rule))
+    return out

@@ -1,0 +1,125 @@
+"""Constrained scalar types for the inventory.
+
+Each type rejects bad input with a pydantic custom error whose type is a rule id, so the
+loader can report ``error[unsafe-text]`` or ``error[literal-secret]`` with a position.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic_core import PydanticCustomError
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+_SECRET_REF = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S.*)$")
+_SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([GMT]?)(?:b(?:it)?/?s|bps)?\s*$", re.IGNORECASE)
+_IB_SPEEDS = {"HDR": 200, "HDR100": 100, "EDR": 100, "NDR": 400, "NDR200": 200}
+
+
+def _safe_text(value: str) -> str:
+    """Refuse newlines and control characters: rendered into a CLI they would inject commands."""
+    if _CONTROL.search(value):
+        raise PydanticCustomError(
+            "unsafe-text",
+            "contains a newline or control character ({char}); it would inject a line into the device config",
+            {"char": repr(_CONTROL.search(value).group(0))},  # type: ignore[union-attr]
+        )
+    return value
+
+
+def _name(value: str) -> str:
+    _safe_text(value)
+    if not _NAME.match(value):
+        raise PydanticCustomError(
+            "invalid-name",
+            "'{value}' is not a valid name: use letters, digits, '.', '_' or '-' (max 63, no leading punctuation)",
+            {"value": value},
+        )
+    return value
+
+
+def _secret_ref(value: str) -> str:
+    if not _SECRET_REF.match(value):
+        raise PydanticCustomError(
+            "literal-secret",
+            "secrets must not be written in the inventory; reference them as 'env:VARIABLE' "
+            "or 'file:/path/to/secret' instead",
+        )
+    return value
+
+
+def parse_speed(value: Any) -> int:
+    """Accept 400, '400G', '400Gb/s', 'HDR', 'HDR100', '100M'... and return Gb/s as int."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("wrong-type", "a speed must be a number of Gb/s or a string such as '400G'")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        key = value.strip().upper()
+        if key in _IB_SPEEDS:
+            return _IB_SPEEDS[key]
+        m = _SPEED.match(value)
+        if m:
+            number, unit = float(m.group(1)), m.group(2).upper()
+            gbps = number * {"": 1, "G": 1, "M": 0.001, "T": 1000}[unit]
+            if gbps >= 1 and gbps.is_integer():
+                return int(gbps)
+    raise PydanticCustomError(
+        "invalid-value", "'{value}' is not a link speed; write e.g. 400G, 200G, 100G or HDR", {"value": value}
+    )
+
+
+def _parse_guid(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = f"{value:#018x}"
+    if not isinstance(value, str):
+        raise PydanticCustomError("wrong-type", "a GUID must be a string such as '0x08c0eb0300f6fc26'")
+    text = value.strip().lower().replace(":", "")
+    if text.startswith("0x"):
+        text = text[2:]
+    if not re.fullmatch(r"[0-9a-f]{1,16}", text) or int(text, 16) == 0:
+        raise PydanticCustomError(
+            "invalid-value", "'{value}' is not a 64-bit GUID (e.g. 0x08c0eb0300f6fc26)", {"value": value}
+        )
+    return "0x" + text.rjust(16, "0")
+
+
+SafeText = Annotated[str, AfterValidator(_safe_text)]
+"""Free text that may be rendered into a device config."""
+
+Name = Annotated[str, AfterValidator(_name)]
+"""A device, partition or profile name."""
+
+SecretRef = Annotated[str, AfterValidator(_secret_ref)]
+"""A reference to a secret: ``env:NAME`` or ``file:PATH``; never the secret itself."""
+
+Speed = Annotated[int, BeforeValidator(parse_speed), Field(gt=0, le=1600)]
+"""Link speed in Gb/s."""
+
+Guid = Annotated[str, BeforeValidator(_parse_guid)]
+"""A 64-bit InfiniBand GUID, normalised to ``0x`` + 16 lower-case hex digits."""
+
+Percent = Annotated[int, Field(ge=1, le=100)]
+Priority = Annotated[int, Field(ge=0, le=7)]
+Dscp = Annotated[int, Field(ge=0, le=63)]
+
+
+def _parse_address(value: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    if isinstance(value, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        return value
+    try:
+        return ipaddress.ip_address(str(value).strip())
+    except ValueError:
+        raise PydanticCustomError(
+            "invalid-value", "'{value}' is not an IPv4 or IPv6 address", {"value": value}
+        ) from None
+
+
+Address = Annotated[ipaddress.IPv4Address | ipaddress.IPv6Address, BeforeValidator(_parse_address)]
+"""A management address."""

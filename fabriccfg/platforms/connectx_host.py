@@ -1,0 +1,24 @@
+"""A GPU node with NVIDIA ConnectX NICs (trust, PFC, DCQCN via sysfs; netmiko ``linux``)."""
+
+from __future__ import annotations
+
+from fabriccfg.platforms.base import PlatformInfo
+
+
+PLATFORM = PlatformInfo(
+    name="connectx-host",
+    kind="gpu-host",
+    technologies=frozenset({"roce", "infiniband"}),
+    device_type="linux",
+    has_snmp=False,
+    config_style="files",
+)
+
+# --- render (owned by fabriccfg.render) ---
+RENDER = None
+
+# --- push (owned by fabriccfg.push) ---
+TRANSACTION = None
+
+# --- telemetry (owned by fabriccfg.telemetry) ---
+TELEMETRY = None

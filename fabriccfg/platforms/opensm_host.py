@@ -1,0 +1,24 @@
+"""A Linux host running OpenSM and, when SHARP is on, the SHARP aggregation manager."""
+
+from __future__ import annotations
+
+from fabriccfg.platforms.base import PlatformInfo
+
+
+PLATFORM = PlatformInfo(
+    name="opensm-host",
+    kind="sm-host",
+    technologies=frozenset({"infiniband"}),
+    device_type="linux",
+    has_snmp=False,
+    config_style="files",
+)
+
+# --- render (owned by fabriccfg.render) ---
+RENDER = None
+
+# --- push (owned by fabriccfg.push) ---
+TRANSACTION = None
+
+# --- telemetry (owned by fabriccfg.telemetry) ---
+TELEMETRY = None

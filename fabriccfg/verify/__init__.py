@@ -1,0 +1,1 @@
+"""fabriccfg.verify."""

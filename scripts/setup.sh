@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Set up fabriccfg from nothing: Debian peers used by tests (when root + apt), a venv, the package.
+# Usage: scripts/setup.sh [--with-peers]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ "${1:-}" == "--with-peers" ]]; then
+  need=()
+  command -v opensm >/dev/null 2>&1 || need+=(opensm)
+  command -v snmpd >/dev/null 2>&1 || need+=(snmpd)
+  command -v snmpbulkwalk >/dev/null 2>&1 || need+=(snmp)
+  command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+  if ((${#need[@]})); then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+      echo "installing Debian peers: ${need[*]}"
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq >/dev/null
+      apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+      # the packaged daemons are started by the tests themselves, on loopback only
+      for svc in snmpd prometheus opensm; do
+        (systemctl stop "$svc" || service "$svc" stop) >/dev/null 2>&1 || true
+      done
+    else
+      echo "not root or no apt-get: tests needing ${need[*]} will be skipped" >&2
+    fi
+  fi
+fi
+PY=${PYTHON:-python3}
+[[ -x .venv/bin/python ]] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+extras="test"
+.venv/bin/python -m pip install -q -e ".[${extras}]"
