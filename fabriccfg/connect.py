@@ -5,12 +5,18 @@
 - MLNX-OS session preparation by prompt pattern: netmiko's stock driver waits for 2 s of silence
   on every connect (netmiko_pysnmp.md §2); we wait for the prompt instead.
 - Session logs pass through :func:`fabriccfg.secrets.redact` before they touch the disk.
+- A :class:`SessionHandle` lets a watchdog thread end a session that is past its deadline: reads
+  on a killed session raise at once instead of polling until netmiko's read timeout, and a session
+  the device closed fails fast too (stock netmiko keeps polling a closed channel until timeout).
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import re
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,44 +30,203 @@ class ConnectError(Exception):
     """A device could not be reached or refused us (message is safe to print)."""
 
     def __init__(self, kind: str, message: str) -> None:
-        self.kind = kind  # "auth" | "unreachable" | "hostkey" | "timeout" | "no-cli"
+        self.kind = kind  # "auth" | "unreachable" | "hostkey" | "timeout" | "no-cli" | "killed"
         super().__init__(message)
 
 
-class RedactingLog(io.StringIO):
-    """A netmiko ``session_log`` target that redacts secrets and writes to a file on close."""
+class SessionKilled(EOFError):
+    """The session was ended by its watchdog (deadline passed or the run was interrupted)."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
 
-    def close(self) -> None:
-        if not self.closed:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(secrets.redact(self.getvalue()), encoding="utf-8")
-        super().close()
+class SessionClosed(EOFError):
+    """The device closed the session under us."""
+
+
+class SessionHandle:
+    """Shared between a device's worker and the runner's watchdog; ``kill`` is thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conns: list[Any] = []
+        self.killed: str | None = None  # the reason, once killed
+
+    def attach(self, conn: Any) -> None:
+        with self._lock:
+            self._conns.append(conn)
+            killed = self.killed
+        if killed:
+            _close_transport(conn)
+
+    def kill(self, reason: str) -> None:
+        """End every session of this handle now; blocked reads and writes raise."""
+        with self._lock:
+            self.killed = reason
+            conns = list(self._conns)
+        for conn in conns:
+            _close_transport(conn)
+
+    def rearm(self) -> None:
+        """Allow new sessions again (a rollback after a timeout gets its own deadline)."""
+        with self._lock:
+            self.killed = None
+            self._conns = [c for c in self._conns if getattr(c, "remote_conn", None) is not None]
+
+
+def _close_transport(conn: Any) -> None:
+    for attr in ("remote_conn", "remote_conn_pre"):
+        obj = getattr(conn, attr, None)
+        if obj is not None:
+            try:
+                obj.close()
+            except Exception:  # closing a half-dead transport may raise anything
+                log.debug("closing %s failed", attr, exc_info=True)
+
+
+def _session_log(path: Path) -> Any:
+    """A netmiko ``SessionLog`` that keeps the transcript in memory and appends it, redacted, on close."""
+    from netmiko.session_log import SessionLog
+
+    class RedactingSessionLog(SessionLog):
+        def __init__(self) -> None:
+            super().__init__(file_name=None)
+            self.session_log = io.StringIO()
+            self._path = path
+            self._written = False
+
+        def open(self) -> None:
+            return None
+
+        def close(self) -> None:
+            if self._written:
+                return
+            self._written = True
+            self._flush_buffer(final=True)
+            buf = self.session_log
+            text = buf.getvalue() if isinstance(buf, io.StringIO) else ""
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            with self._path.open("a", encoding="utf-8") as fh:
+                fh.write(secrets.redact(text))
+                if text and not text.endswith("\n"):
+                    fh.write("\n")
+
+    return RedactingSessionLog()
+
+
+_CLASS_CACHE: dict[str, Any] = {}
+_CLASS_LOCK = threading.Lock()
 
 
 def _fast_class(device_type: str) -> Any:
-    """The netmiko class for ``device_type``, with MLNX-OS prepared by prompt pattern."""
-    from netmiko.ssh_dispatcher import CLASS_MAPPER
+    """The netmiko class for ``device_type``: MLNX-OS prepared by prompt pattern, reads that fail fast."""
+    with _CLASS_LOCK:
+        cls = _CLASS_CACHE.get(device_type)
+        if cls is not None:
+            return cls
+        from netmiko.ssh_dispatcher import CLASS_MAPPER
 
-    base = CLASS_MAPPER[device_type]
-    if device_type.startswith("mellanox"):
+        base = CLASS_MAPPER[device_type]
 
-        class FastMlnxos(base):  # type: ignore[misc,valid-type]
-            def session_preparation(self) -> None:
-                self._test_channel_read(pattern=r"[>#]")
-                self.set_base_prompt()
-                self.disable_paging()
+        class Guarded(base):  # type: ignore[misc,valid-type]
+            _fc_handle: SessionHandle | None = None
 
-        return FastMlnxos
-    return base
+            def fc_command(self, command: str, *, expect: str | None = None, timeout: float = 60.0) -> str:
+                """Send one line and return its output (echo and prompt stripped), event-driven.
+
+                netmiko's ``send_command`` polls with fixed sleeps (10 ms for the echo, 25 ms per read
+                loop) and by default first spends a round trip on ``find_prompt``: about 35 ms per
+                command on a loopback device. Here the read wakes up as soon as data arrives.
+                """
+                return fast_command(self, command, expect=expect, timeout=timeout)
+
+            def _open(self) -> None:
+                handle = self._fc_handle
+                if handle is not None:
+                    if handle.killed:
+                        raise SessionKilled(handle.killed)
+                    handle.attach(self)
+                super()._open()
+
+            def read_channel(self) -> str:
+                handle = self._fc_handle
+                if handle is not None and handle.killed:
+                    raise SessionKilled(handle.killed)
+                out: str = super().read_channel()
+                if not out:
+                    chan = self.remote_conn
+                    if chan is not None and (chan.closed or chan.eof_received) and not chan.recv_ready():
+                        raise SessionClosed("the device closed the session")
+                return out
+
+        if device_type.startswith("mellanox"):
+
+            class FastMlnxos(Guarded):
+                def session_preparation(self) -> None:
+                    self._test_channel_read(pattern=r"[>#]")
+                    self.set_base_prompt()
+                    self.disable_paging()
+
+                def check_config_mode(self, check_string: str = "(config", pattern: str = r"[>#]",
+                                      force_regex: bool = False) -> bool:
+                    # stock waits for '#': from the '>' exec prompt (e.g. in disconnect) that is a 10 s stall
+                    ok: bool = super().check_config_mode(check_string=check_string, pattern=pattern)
+                    return ok
+
+            cls = FastMlnxos
+        else:
+            cls = Guarded
+        _CLASS_CACHE[device_type] = cls
+        return cls
+
+
+def _prompt_rx(conn: Any) -> re.Pattern[str]:
+    base = re.escape(str(conn.base_prompt).strip())
+    return re.compile(rf"(?:^|\n)[^\n]*{base}[^\n]*[#>$]\s*$")
+
+
+def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout: float = 60.0) -> str:
+    """See ``fc_command``: write ``command``, wait for its echo, then for the prompt (or ``expect``)."""
+    import select
+
+    from netmiko.exceptions import ReadTimeout
+
+    chan = conn.remote_conn
+    conn.write_channel(command + conn.RETURN)
+    done = re.compile(expect, re.M) if expect else _prompt_rx(conn)
+    echo = command.strip()
+    buf = ""
+    body_at = -1
+    deadline = time.monotonic() + timeout
+    while True:
+        data: str = conn.read_channel()
+        if data:
+            buf += data
+            if body_at < 0:
+                at = buf.find(echo) if echo else 0
+                if at >= 0:
+                    nl = buf.find("\n", at + len(echo))
+                    body_at = nl + 1 if nl >= 0 else -1
+            if body_at >= 0 and done.search(buf[body_at:] if not expect else buf):
+                break
+            continue
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ReadTimeout(f"no prompt within {timeout:g} s after {command[:60]!r}")
+        select.select([chan], [], [], min(left, 0.5))
+    body: str = buf[body_at:] if body_at >= 0 else buf
+    if not expect:
+        m = _prompt_rx(conn).search(body)
+        if m:
+            body = body[: m.start()]
+    return body.rstrip("\n")
 
 
 def connect(ep: Endpoint, *, insecure_host_keys: bool = False, timeout: float = 30.0,
-            session_log: Path | None = None) -> Any:
-    """Connect to ``ep`` and return a prepared netmiko connection, or raise :class:`ConnectError`."""
+            session_log: Path | None = None, handle: SessionHandle | None = None) -> Any:
+    """Connect to ``ep`` and return a prepared netmiko connection, or raise :class:`ConnectError`.
+
+    ``timeout`` bounds each connect phase (TCP, banner, auth); the whole-device deadline is the
+    runner's job (it kills the session through ``handle``).
+    """
     from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
 
     if ep.device_type is None or ep.ssh_port is None:
@@ -72,29 +237,46 @@ def connect(ep: Endpoint, *, insecure_host_keys: bool = False, timeout: float = 
     if not insecure_host_keys and not (known_hosts and Path(known_hosts).expanduser().is_file()):
         raise ConnectError("hostkey", f"{ep.name}: no known_hosts file ({known_hosts or 'not set'}); "
                                       "strict host-key checking needs one (or --insecure-host-keys in a lab)")
+    if ep.password:
+        secrets.remember(ep.password)
     kwargs: dict[str, Any] = dict(
         device_type=ep.device_type, host=ep.host, port=ep.ssh_port, username=ep.username,
         password=ep.password or "", secret=ep.password or "",
         ssh_strict=not insecure_host_keys, system_host_keys=False,
-        alt_host_keys=not insecure_host_keys, alt_key_file=str(Path(known_hosts).expanduser()) if known_hosts else "",
+        alt_host_keys=not insecure_host_keys,
+        alt_key_file=str(Path(known_hosts).expanduser()) if known_hosts else "",
         conn_timeout=min(timeout, 15.0), auth_timeout=min(timeout, 15.0), banner_timeout=min(timeout, 15.0),
         read_timeout_override=None, fast_cli=True, allow_agent=False,
     )
     if ep.key_file:
         kwargs.update(use_keys=True, key_file=str(Path(ep.key_file).expanduser()))
     if session_log is not None:
-        kwargs["session_log"] = RedactingLog(session_log)
+        kwargs["session_log"] = _session_log(session_log)
     cls = _fast_class(ep.device_type)
+    if handle is not None:
+        cls = type(cls.__name__, (cls,), {"_fc_handle": handle})
     try:
         return cls(**kwargs)
+    except SessionKilled as exc:
+        raise ConnectError("killed", f"{ep.name}: {exc}") from None
     except NetmikoAuthenticationException:
         raise ConnectError("auth", f"{ep.name}: authentication failed for user {ep.username!r}") from None
     except NetmikoTimeoutException as exc:
+        if handle is not None and handle.killed:
+            raise ConnectError("killed", f"{ep.name}: {handle.killed}") from None
         text = str(exc)
         if "known_hosts" in text or "does not match" in text or "host key" in text.lower():
-            raise ConnectError("hostkey", f"{ep.name}: host key rejected: {secrets.redact(text.splitlines()[0])}") from None
+            first = secrets.redact(text.strip().splitlines()[0]) if text.strip() else "host key rejected"
+            raise ConnectError("hostkey", f"{ep.name}: host key rejected: {first}") from None
         raise ConnectError("unreachable", f"{ep.name}: cannot reach {ep.host}:{ep.ssh_port}") from None
     except ReadTimeout:
         raise ConnectError("timeout", f"{ep.name}: no prompt within the timeout") from None
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, ValueError) as exc:
+        if handle is not None and handle.killed:
+            raise ConnectError("killed", f"{ep.name}: {handle.killed}") from None
         raise ConnectError("unreachable", f"{ep.name}: connection failed: {exc.__class__.__name__}") from None
+    except Exception as exc:
+        if handle is not None and handle.killed:
+            raise ConnectError("killed", f"{ep.name}: {handle.killed}") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise ConnectError("unreachable", f"{ep.name}: connection failed: {secrets.redact(first)}") from None

@@ -1,9 +1,240 @@
-"""`fabriccfg` commands of the push family."""
+"""`fabriccfg push`: guarded, transactional config push over SSH (netmiko), with a report per run."""
 
 from __future__ import annotations
 
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
+
+if TYPE_CHECKING:
+    from fabriccfg.inventory.models import Fabric
+    from fabriccfg.push.device import DeviceJob
+    from fabriccfg.push.report import RunReport
+    from fabriccfg.push.runner import Display
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _err(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+def load_inventory(inventory: Path) -> Fabric:
+    """Load and validate, or print the errors (``file:line:col: ...``) and exit 1."""
+    from fabriccfg.inventory.load import load
+
+    result = load(inventory)
+    if not result.ok or result.fabric is None:
+        for f in result.findings:
+            if f.severity == "error":
+                _err(f.format())
+        _err(f"{inventory}: invalid inventory; fix the errors above first")
+        raise typer.Exit(1)
+    return result.fabric
+
+
+def plan(fabric: Fabric, inventory: Path, endpoints: Path | None, *, devices: list[str], roles: list[str],
+         templates: Path | None) -> list[DeviceJob]:
+    """Targets and jobs, or a one-line error and exit 2."""
+    from fabriccfg.push.api import PlanError, plan_jobs, select
+    from fabriccfg.render.engine import RenderError
+    from fabriccfg.secrets import SecretError
+    from fabriccfg.targets import EndpointsError, resolve_targets
+
+    try:
+        names = select(fabric, devices, roles)
+        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent)
+        source = str(endpoints) if endpoints else "the inventory (no management address)"
+        return plan_jobs(fabric, targets, names, templates, endpoints_source=source)
+    except (PlanError, EndpointsError, SecretError, RenderError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(2) from None
+
+
+def make_display(fmt: OutputFormat, verb: str) -> Display:
+    from rich.console import Console
+
+    from fabriccfg.push.display import PlainDisplay, RichDisplay
+
+    if fmt is OutputFormat.json:
+        return PlainDisplay(sys.stderr, verb)
+    if sys.stdout.isatty():
+        return RichDisplay(Console(), verb)
+    return PlainDisplay(sys.stdout, verb)
+
+
+def show_diffs(report: RunReport, console: Any) -> None:
+    from rich.syntax import Syntax
+
+    for d in report.devices:
+        if d.changed and d.diff:
+            console.rule(f"{d.name} ({d.platform})")
+            console.print(Syntax(d.diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+
+
+def _insecure_warning() -> None:
+    _err("WARNING: --insecure-host-keys: SSH host keys are NOT checked; anyone on the path can impersonate "
+         "a switch and read its credentials. Use only in a lab.")
+
+
+def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[str] | None = None,
+             roles: list[str] | None = None, dry_run: bool = False, batch: int | None = None,
+             canary: int | None = None, max_failures: int | None = None, workers: int = 8,
+             timeout: float | None = 300.0, confirm_timeout: float = 300.0, yes: bool = False,
+             insecure_host_keys: bool = False, fmt: OutputFormat = OutputFormat.table,
+             run_dir: Path = Path("runs"), templates: Path | None = None) -> int:
+    """The whole ``fabriccfg push`` command; returns the exit code."""
+    from rich.console import Console
+
+    from fabriccfg.push import api
+    from fabriccfg.push.display import final_table
+    from fabriccfg.push.runner import RunnerOptions
+
+    for flag, value in (("--workers", workers), ("--batch", batch), ("--canary", canary)):
+        if value is not None and value < 1:
+            _err(f"error: {flag} must be at least 1")
+            return 2
+    if max_failures is not None and max_failures < 0:
+        _err("error: --max-failures must be 0 or more")
+        return 2
+    fabric = load_inventory(inventory)
+    jobs = plan(fabric, inventory, endpoints, devices=devices or [], roles=roles or [], templates=templates)
+    if insecure_host_keys:
+        _insecure_warning()
+    runner = RunnerOptions(workers=workers, batch=batch, canary=canary, max_failures=max_failures,
+                           timeout=timeout if timeout and timeout > 0 else None)
+    console = Console(stderr=fmt is OutputFormat.json)
+    if not yes and not dry_run:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            preview = api.live_diff(fabric, jobs, inventory=str(inventory), run_base=run_dir, runner=runner,
+                                    insecure_host_keys=insecure_host_keys, display=make_display(fmt, "diff"))
+            show_diffs(preview, console)
+            pending = [d.name for d in preview.devices if d.target and d.changed]
+            broken = [d.name for d in preview.devices if d.target and d.state == "failed"]
+            if broken:
+                console.print(f"[yellow]{len(broken)} device(s) could not be read: {', '.join(broken)}[/]")
+            if not pending:
+                console.print("nothing to change on the devices that could be read")
+                return preview.exit_code
+            if not typer.confirm(f"Apply these changes to {len(pending)} device(s)?", default=False):
+                console.print("nothing applied")
+                return 1
+        else:
+            _err("no terminal and no --yes: running as --dry-run (nothing will be changed); "
+                 "pass --yes to apply")
+            dry_run = True
+    report = api.push(fabric, jobs, inventory=str(inventory), run_base=run_dir, dry_run=dry_run,
+                      runner=runner, confirm_timeout=confirm_timeout, insecure_host_keys=insecure_host_keys,
+                      display=make_display(fmt, "dry-run" if dry_run else "push"))
+    if insecure_host_keys:
+        report.warnings.append("host-key checking was disabled (--insecure-host-keys)")
+        report.write()
+    if fmt is OutputFormat.json:
+        sys.stdout.write(report.to_json())
+    else:
+        if dry_run:
+            show_diffs(report, console)
+        final_table(report, console)
+    return report.exit_code
+
+
+def run_live_diff(inventory: Path, *, endpoints: Path | None = None, devices: list[str] | None = None,
+                  roles: list[str] | None = None, workers: int = 8, timeout: float | None = 120.0,
+                  insecure_host_keys: bool = False, fmt: OutputFormat = OutputFormat.table,
+                  run_dir: Path = Path("runs"), templates: Path | None = None) -> int:
+    """``fabriccfg diff INVENTORY`` without ``--against``: fetch running configs over SSH and diff them.
+
+    Exit 0 no difference, 1 differences, 3 a device could not be read (unreachable, auth, host key).
+    The fetched configs are kept as backups in the run folder (``DIR/<UTC timestamp>/``).
+    """
+    from rich.console import Console
+
+    from fabriccfg.push import api
+    from fabriccfg.push.runner import RunnerOptions
+
+    fabric = load_inventory(inventory)
+    jobs = plan(fabric, inventory, endpoints, devices=devices or [], roles=roles or [], templates=templates)
+    if insecure_host_keys:
+        _insecure_warning()
+    runner = RunnerOptions(workers=max(1, workers), timeout=timeout if timeout and timeout > 0 else None)
+    report = api.live_diff(fabric, jobs, inventory=str(inventory), run_base=run_dir, runner=runner,
+                           insecure_host_keys=insecure_host_keys,
+                           display=make_display(fmt, "diff") if fmt is OutputFormat.json else None)
+    unreadable = [d for d in report.devices if d.target and d.state == "failed"]
+    differs = [d for d in report.devices if d.target and d.changed]
+    code = 3 if unreadable else 1 if differs else 0
+    if fmt is OutputFormat.json:
+        doc = report.to_dict()
+        doc["exit_code"] = code
+        import json
+
+        from fabriccfg import secrets
+
+        sys.stdout.write(secrets.redact(json.dumps(doc, indent=2)) + "\n")
+        return code
+    console = Console()
+    show_diffs(report, console)
+    for d in report.devices:
+        if not d.target:
+            console.print(f"{d.name}: skipped ({d.reason})", highlight=False)
+        elif d.state == "failed":
+            console.print(f"[red]{d.name}: cannot read the running config: {d.reason}[/]", highlight=False)
+    in_sync = sum(1 for d in report.devices if d.target and d.state != "failed" and not d.changed)
+    console.print(f"{len(differs)} device(s) differ, {in_sync} in sync, {len(unreadable)} unreadable; "
+                  f"fetched configs: {report.run_dir}/backups", highlight=False)
+    return code
+
+
+Opt = typer.Option
 
 
 def register(app: typer.Typer) -> None:
     """Add this family's commands to ``app``."""
+
+    @app.command()
+    def push(  # noqa: PLR0917 - typer maps parameters to options
+        inventory: Annotated[Path, typer.Argument(help="Inventory YAML file.")],
+        endpoints: Annotated[Path | None, Opt("--endpoints", help="Endpoints file (from 'fabriccfg mock up') "
+                                              "instead of the inventory's management addresses.")] = None,
+        device: Annotated[list[str] | None, Opt("--device", "-d", help="Only this device (repeatable).")] = (
+            None),
+        role: Annotated[list[str] | None, Opt("--role", help="Only devices with this role (repeatable).")] = (
+            None),
+        dry_run: Annotated[bool, Opt("--dry-run", help="Connect, back up, show the diff; change nothing.")]
+        = False,
+        batch: Annotated[int | None, Opt("--batch", help="Push in batches of N; a batch must succeed before "
+                                         "the next starts.")] = None,
+        canary: Annotated[int | None, Opt("--canary", help="Push N devices first; the rest only if all of "
+                                          "them succeed.")] = None,
+        max_failures: Annotated[int | None, Opt("--max-failures", help="Stop starting devices once more than "
+                                                "K failed or rolled back (default: no limit).")] = None,
+        workers: Annotated[int, Opt("--workers", "-w", help="Devices pushed at the same time.")] = 8,
+        timeout: Annotated[float, Opt("--timeout", help="Per-device wall-clock limit in seconds "
+                                      "(0: none).")] = 300.0,
+        confirm_timeout: Annotated[float, Opt("--confirm-timeout", help="Commit-confirm timer in seconds "
+                                              "(EOS and NVUE revert unless confirmed).")] = 300.0,
+        yes: Annotated[bool, Opt("--yes", "-y", help="Apply without asking.")] = False,
+        insecure_host_keys: Annotated[bool, Opt("--insecure-host-keys", help="Do not check SSH host keys "
+                                                "(labs only).")] = False,
+        fmt: Annotated[OutputFormat, Opt("--format", help="table, or json (the report on stdout).")] = (
+            OutputFormat.table),
+        run_dir: Annotated[Path, Opt("--run-dir", help="Folder for run records (DIR/<UTC timestamp>/).")] = (
+            Path("runs")),
+        templates: Annotated[Path | None, Opt("--templates", help="Template folder that overrides the "
+                                              "shipped templates.")] = None,
+    ) -> None:
+        """Push rendered intent to the devices, transactionally (backup, apply, verify, confirm or roll back).
+
+        Exit 0 when every targeted device is unchanged or applied, 1 otherwise, 2 on a usage error.
+        """
+        code = run_push(inventory, endpoints=endpoints, devices=device or [], roles=role or [],
+                        dry_run=dry_run, batch=batch, canary=canary, max_failures=max_failures,
+                        workers=workers, timeout=timeout, confirm_timeout=confirm_timeout, yes=yes,
+                        insecure_host_keys=insecure_host_keys, fmt=fmt, run_dir=run_dir, templates=templates)
+        raise typer.Exit(code)

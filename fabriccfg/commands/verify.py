@@ -1,9 +1,220 @@
-"""`fabriccfg` commands of the verify family."""
+"""`fabriccfg verify` and `fabriccfg watch`: health checks over live telemetry (Nagios exit codes).
+
+Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN; usage errors (a bad option, an unreadable
+inventory or check file) exit 3 as well, so a monitoring system never reads them as CRITICAL.
+"""
 
 from __future__ import annotations
 
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from typer._click import exceptions as click_exc  # typer vendors click
+from typer.core import TyperCommand
+
+USAGE_EXIT = 3
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+
+
+class NagiosCommand(TyperCommand):
+    """A command whose usage errors exit 3 (UNKNOWN) instead of click's 2 (which means CRITICAL)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click_exc.UsageError as exc:
+            exc.exit_code = USAGE_EXIT
+            raise
+
+
+def fail(message: str, code: int = USAGE_EXIT) -> typer.Exit:
+    from fabriccfg import secrets
+
+    typer.echo(f"error: {secrets.redact(message)}", err=True)
+    return typer.Exit(code)
+
+
+def parse_duration(text: str) -> float:
+    """'30s' -> 30.0, '2m' -> 120.0, '500ms' -> 0.5, '10' -> 10.0."""
+    m = _DURATION.match(text)
+    if not m:
+        raise ValueError(f"{text!r} is not a duration (e.g. 30s, 2m, 500ms)")
+    n = float(m.group(1))
+    return n * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[m.group(2) or "s"]
+
+
+def load_running_configs(root: Path) -> dict[str, dict[str, str]]:
+    """``DIR/<device>/<file>`` (a push run's backups, or `fabriccfg render` output of a fetch)."""
+    out: dict[str, dict[str, str]] = {}
+    if not root.is_dir():
+        raise ValueError(f"{root}: not a directory")
+    for dev_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        files = {str(f.relative_to(dev_dir)): f.read_text(encoding="utf-8", errors="replace")
+                 for f in sorted(dev_dir.rglob("*")) if f.is_file()}
+        if files:
+            out[dev_dir.name] = files
+    return out
+
+
+def _setup(inventory: Path, endpoints: Path | None, checks_dirs: list[Path] | None,
+           only: list[str] | None) -> tuple[Any, Any, Any]:
+    """Fabric, targets and checks, or a one-line error and exit 3."""
+    from fabriccfg import secrets, targets
+    from fabriccfg.inventory.load import InventoryError, load_fabric
+    from fabriccfg.verify.engine import CheckError, load_checks
+
+    try:
+        fabric = load_fabric(inventory)
+    except InventoryError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "invalid inventory"
+        raise fail(f"{inventory}: {first}") from None
+    except OSError as exc:
+        raise fail(f"{inventory}: {exc.strerror or exc}") from None
+    try:
+        tgts = targets.resolve_targets(fabric, endpoints, inventory.parent)
+    except targets.EndpointsError as exc:
+        raise fail(str(exc)) from None
+    except secrets.SecretError as exc:
+        raise fail(str(exc)) from None
+    try:
+        checks = load_checks(checks_dirs or [])
+    except CheckError as exc:
+        raise fail(str(exc)) from None
+    if only:
+        known = {c.id for c in checks}
+        missing = sorted(set(only) - known)
+        if missing:
+            raise fail(f"unknown check(s) {', '.join(missing)} (known: {', '.join(sorted(known))})")
+        checks = [c for c in checks if c.id in only]
+    return fabric, tgts, checks
+
+
+InventoryArg = Annotated[Path, typer.Argument(help="Inventory YAML file.", show_default=False)]
+EndpointsOpt = Annotated[Path | None, typer.Option("--endpoints", help="Endpoints file (mock fabric) instead "
+                                                   "of the inventory's management addresses.")]
+ChecksOpt = Annotated[list[Path] | None, typer.Option("--checks", help="Extra check directory (repeatable); "
+                                                      "a check with a shipped id replaces it.")]
+OnlyOpt = Annotated[list[str] | None, typer.Option("--only", help="Run only this check id (repeatable).")]
+StateOpt = Annotated[Path | None, typer.Option("--state-dir", help="Sample store: rates against the previous "
+                                               "run, so --samples 1 works from cron.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, json, junit or prometheus.")]
+
+
+def verify_cmd(  # noqa: PLR0917 (typer maps parameters to options)
+    inventory: InventoryArg,
+    endpoints: EndpointsOpt = None,
+    checks: ChecksOpt = None,
+    samples: Annotated[int, typer.Option("--samples", min=1, max=100, help="Snapshots to take.")] = 2,
+    interval: Annotated[str, typer.Option("--interval", help="Time between snapshots (5s, 500ms).")] = "5s",
+    state_dir: StateOpt = None,
+    fmt: FormatOpt = "table",
+    only: OnlyOpt = None,
+    running: Annotated[Path | None, typer.Option("--running", help="Running configs DIR/<device>/<file> "
+                                                 "for config-drift (e.g. a push run's backups).")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here "
+                                                "instead of stdout.")] = None,
+) -> None:
+    """Check the fabric's health from live telemetry: pause storms and their origin, congestion, drops,
+    link, IB, cabling, SM and SHARP. Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
+    from fabriccfg.verify import output as out_mod
+    from fabriccfg.verify import runner
+
+    if fmt not in out_mod.FORMATS:
+        raise fail(f"--format {fmt!r}: choose one of {', '.join(out_mod.FORMATS)}")
+    try:
+        every = parse_duration(interval)
+    except ValueError as exc:
+        raise fail(f"--interval: {exc}") from None
+    fabric, tgts, check_list = _setup(inventory, endpoints, checks, only)
+    try:
+        running_configs = load_running_configs(running) if running is not None else None
+    except (OSError, ValueError) as exc:
+        raise fail(f"--running: {exc}") from None
+    store = runner.PreviousRun(state_dir, scope=f"{fabric.fabric.name}:verify") if state_dir else None
+    try:
+        report = runner.verify(fabric, tgts, check_list, runner.default_collector(), samples=samples,
+                               interval=every, store=store, running_configs=running_configs)
+    except KeyboardInterrupt:
+        raise fail("interrupted") from None
+    finally:
+        if store is not None:
+            store.close()
+    text = out_mod.render(report, fmt, color=fmt == "table" and output is None and sys.stdout.isatty())
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    else:
+        typer.echo(text, nl=not text.endswith("\n"))
+    raise typer.Exit(report.exit_code)
+
+
+def watch_cmd(  # noqa: PLR0917
+    inventory: InventoryArg,
+    endpoints: EndpointsOpt = None,
+    checks: ChecksOpt = None,
+    every: Annotated[str, typer.Option("--every", help="Round period (30s, 1m).")] = "30s",
+    serve: Annotated[str | None, typer.Option("--serve", help="Serve Prometheus metrics on HOST:PORT "
+                                              "(e.g. 127.0.0.1:9108).")] = None,
+    shard: Annotated[str | None, typer.Option("--shard", help="Poll only shard I of N (I/N, 0-based), "
+                                              "by a stable hash of the device name.")] = None,
+    once: Annotated[bool, typer.Option("--once", help="One round, print it, exit with its status "
+                                       "(cron, systemd timer, Kubernetes CronJob).")] = False,
+    rounds: Annotated[int, typer.Option("--rounds", min=0, help="Stop after N rounds (0 = run until "
+                                        "stopped).")] = 0,
+    state_dir: StateOpt = None,
+    fmt: FormatOpt = "table",
+    only: OnlyOpt = None,
+    textfile: Annotated[Path | None, typer.Option("--textfile", help="Also write each round's Prometheus "
+                                                  "text here (node_exporter textfile collector).")] = None,
+) -> None:
+    """Poll the fabric every --every, evaluate the checks each round, and export metrics and check
+    states for Prometheus. --once runs a single round (rates against the --state-dir store)."""
+    from fabriccfg.verify import output as out_mod
+    from fabriccfg.verify import runner, watch
+
+    if fmt not in out_mod.FORMATS:
+        raise fail(f"--format {fmt!r}: choose one of {', '.join(out_mod.FORMATS)}")
+    try:
+        period = parse_duration(every)
+        shard_t = runner.parse_shard(shard) if shard else None
+        address = watch.parse_address(serve) if serve else None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if period <= 0:
+        raise fail("--every must be > 0")
+    fabric, tgts, check_list = _setup(inventory, endpoints, checks, only)
+    loop = watch.Watcher(fabric, tgts, check_list, runner.default_collector(), shard=shard_t,
+                         state_dir=state_dir, textfile=textfile)
+    if once:
+        report = loop.round()
+        loop.close()
+        typer.echo(out_mod.render(report, fmt).rstrip("\n"))
+        raise typer.Exit(report.exit_code)
+    server = None
+    if address is not None:
+        try:
+            server = watch.serve(loop, address)
+        except OSError as exc:
+            raise fail(f"--serve {serve}: {exc.strerror or exc}") from None
+        typer.echo(f"serving metrics on http://{server.address}/metrics", err=True)
+    try:
+        loop.run(period, rounds=rounds or None,
+                 on_round=lambda r: typer.echo(watch.summary(r), err=True))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        loop.close()
+        if server is not None:
+            server.close()
+    raise typer.Exit(loop.last.exit_code if loop.last is not None else 3)
 
 
 def register(app: typer.Typer) -> None:
     """Add this family's commands to ``app``."""
+    app.command("verify", cls=NagiosCommand)(verify_cmd)
+    app.command("watch", cls=NagiosCommand)(watch_cmd)
+    from fabriccfg.verify import demo
+
+    demo.install()  # the demo ends with a pause-storm hunt

@@ -8,6 +8,7 @@ The C YAML composer gives each node its line and column; we build plain data plu
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -80,28 +81,87 @@ class InventoryError(Exception):
 
 
 # --------------------------------------------------------------------------- YAML with positions
-def _walk(loader: Any, node: yaml.Node, path: PathT, pos: dict[PathT, tuple[int, int]], src: Source,
-          problems: list[Finding]) -> Any:
-    pos[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)
+_MAX_DEPTH = 200
+_STR_TAG = "tag:yaml.org,2002:str"
+_COLLECTION_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("map", "seq", "omap", "set", "pairs"))
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Walker:
+    """Build plain data from composed YAML nodes, recording each value's (line, col) by data path.
+
+    Guards against hostile documents: recursive aliases, nesting deeper than ``_MAX_DEPTH``, and
+    alias bombs (more values than ``limit``, which scales with the text so real files never hit it).
+    """
+
+    def __init__(self, loader: Any, src: Source, problems: list[Finding], limit: int) -> None:
+        self.loader = loader
+        self.src = src
+        self.pos = src.positions
+        self.problems = problems
+        self.limit = limit
+        self.stack: list[yaml.Node] = []
+
+    def walk(self, node: yaml.Node, path: PathT) -> Any:
+        pos = self.pos
+        pos[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if node.__class__ is yaml.ScalarNode:
+            if node.tag == _STR_TAG:  # fast path: most values are plain strings
+                return node.value
+            return self.loader.construct_object(node)
+        if len(pos) > self.limit:
+            raise _TooLarge("the document expands to too many values (aliases nested too deep?)")
+        if not isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            return self.loader.construct_object(node)
+        if any(n is node for n in self.stack):
+            raise yaml.MarkedYAMLError(
+                problem="an alias refers to a node that contains it (recursive structure)",
+                problem_mark=node.start_mark,
+            )
+        if len(self.stack) >= _MAX_DEPTH:
+            raise _TooLarge(f"nesting deeper than {_MAX_DEPTH} levels")
+        if node.tag not in _COLLECTION_TAGS:
+            raise yaml.MarkedYAMLError(problem=f"unsupported tag {node.tag!r}", problem_mark=node.start_mark)
+        self.stack.append(node)
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [self.walk(item, (*path, i)) for i, item in enumerate(node.value)]
+            return self._mapping(node, path)
+        finally:
+            self.stack.pop()
+
+    def _mapping(self, node: yaml.MappingNode, path: PathT) -> dict[Any, Any]:
+        self.loader.flatten_mapping(node)
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node)
-            if not isinstance(key, (str, int, float, bool)) or isinstance(key, bool):
+            key = self.loader.construct_object(key_node)
+            if not isinstance(key, (str, int)) or isinstance(key, bool):
                 key = str(key)
-            if key in out:
-                kp = (*path, key)
-                problems.append(Finding(
-                    "duplicate-key", "error", f"key {key!r} appears twice in this mapping; YAML keeps only the last",
-                    src.file, key_node.start_mark.line + 1, key_node.start_mark.column + 1, kp))
+            line, col = key_node.start_mark.line + 1, key_node.start_mark.column + 1
             child = (*path, key)
-            out[key] = _walk(loader, value_node, child, pos, src, problems)
-            pos[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if key in out:
+                self.problems.append(
+                    Finding(
+                        "duplicate-key",
+                        "error",
+                        f"key {key!r} appears twice in this mapping; YAML keeps only the last",
+                        self.src.file,
+                        line,
+                        col,
+                        child,
+                    )
+                )
+            out[key] = self.walk(value_node, child)
+            self.pos[child] = (line, col)
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_walk(loader, item, (*path, i), pos, src, problems) for i, item in enumerate(node.value)]
-    return loader.construct_object(node)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, Source, list[Finding]]:
@@ -109,24 +169,53 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Source, list[Finding]]:
     src = Source(file)
     problems: list[Finding] = []
     if not text.strip():
-        problems.append(Finding("empty-inventory", "error",
-                                "the file is empty; an inventory needs at least a 'fabric:' section", file, 1, 1))
+        problems.append(
+            Finding(
+                "empty-inventory",
+                "error",
+                "the file is empty; an inventory needs at least a 'fabric:' section",
+                file,
+                1,
+                1,
+            )
+        )
         return None, src, problems
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
-            problems.append(Finding("empty-inventory", "error",
-                                    "the file holds only comments; an inventory needs a 'fabric:' section", file, 1, 1))
+            problems.append(
+                Finding(
+                    "empty-inventory",
+                    "error",
+                    "the file holds only comments; an inventory needs a 'fabric:' section",
+                    file,
+                    1,
+                    1,
+                )
+            )
             return None, src, problems
-        data = _walk(loader, node, (), src.positions, src, problems)
+        data = _Walker(loader, src, problems, limit=10 * len(text) + 100_000).walk(node, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        problems.append(Finding("yaml-syntax", "error", f"YAML syntax: {exc.problem or exc}", file, line, col))
+        problems.append(
+            Finding("yaml-syntax", "error", f"YAML syntax: {exc.problem or exc}", file, line, col)
+        )
         return None, src, problems
     except yaml.YAMLError as exc:
-        problems.append(Finding("yaml-syntax", "error", f"YAML syntax: {exc}", file, 1, 1))
+        problems.append(Finding("yaml-syntax", "error", f"YAML syntax: {_first_line(exc)}", file, 1, 1))
+        return None, src, problems
+    except _TooLarge as exc:
+        problems.append(Finding("yaml-too-large", "error", f"cannot load: {exc}", file, 1, 1))
+        return None, src, problems
+    except RecursionError:
+        problems.append(
+            Finding("yaml-too-large", "error", "cannot load: the document nests too deeply", file, 1, 1)
+        )
+        return None, src, problems
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. a timestamp like 2024-13-45
+        problems.append(Finding("yaml-syntax", "error", f"YAML value cannot be read: {exc}", file, 1, 1))
         return None, src, problems
     finally:
         loader.dispose()
@@ -144,11 +233,22 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _copy_positions(pos: dict[PathT, tuple[int, int]], src_path: PathT, dst_path: PathT) -> None:
-    n = len(src_path)
-    for p, where in list(pos.items()):
-        if p[:n] == src_path and (*dst_path, *p[n:]) not in pos:
-            pos[(*dst_path, *p[n:])] = where
+def _profile_positions(pos: dict[PathT, tuple[int, int]]) -> dict[str, list[tuple[PathT, tuple[int, int]]]]:
+    """Positions under ``profiles.<name>`` as (suffix, position) per profile: indexed once, not per device."""
+    out: dict[str, list[tuple[PathT, tuple[int, int]]]] = {}
+    for p, where in pos.items():
+        if len(p) >= 2 and p[0] == "profiles":
+            out.setdefault(str(p[1]), []).append((p[2:], where))
+    return out
+
+
+def _copy_positions(
+    pos: dict[PathT, tuple[int, int]], suffixes: list[tuple[PathT, tuple[int, int]]], dst_path: PathT
+) -> None:
+    for suffix, where in suffixes:
+        key = (*dst_path, *suffix)
+        if key not in pos:
+            pos[key] = where
 
 
 def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) -> dict[str, Any]:
@@ -159,8 +259,11 @@ def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) 
     """
     profiles = data.get("profiles") or {}
     if not isinstance(profiles, dict):
-        problems.append(src.finding("wrong-type", "error", "'profiles' must be a mapping of name -> settings",
-                                    ("profiles",)))
+        problems.append(
+            src.finding(
+                "wrong-type", "error", "'profiles' must be a mapping of name -> settings", ("profiles",)
+            )
+        )
         profiles = {}
     resolved: dict[str, tuple[dict[str, Any], list[str]]] = {}
 
@@ -171,9 +274,14 @@ def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) 
         if not isinstance(body, dict):
             return None
         if name in chain:
-            problems.append(src.finding("profile-cycle", "error",
-                                        f"profile inheritance loops: {' -> '.join((*chain, name))}",
-                                        ("profiles", name)))
+            problems.append(
+                src.finding(
+                    "profile-cycle",
+                    "error",
+                    f"profile inheritance loops: {' -> '.join((*chain, name))}",
+                    ("profiles", name),
+                )
+            )
             return None
         own = {k: v for k, v in body.items() if k != "inherits"}
         layers = [name]
@@ -182,8 +290,14 @@ def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) 
             base = resolve(str(parent), (*chain, name))
             if base is None:
                 if str(parent) not in profiles:
-                    problems.append(src.finding("unknown-profile", "error", _unknown("profile", str(parent),
-                                                                                     profiles), ("profiles", name, "inherits")))
+                    problems.append(
+                        src.finding(
+                            "unknown-profile",
+                            "error",
+                            _unknown("profile", str(parent), profiles),
+                            ("profiles", name, "inherits"),
+                        )
+                    )
                 return None
             own = _merge(base[0], own)
             layers = [*base[1], name]
@@ -191,6 +305,7 @@ def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) 
         return resolved[name]
 
     out = {k: v for k, v in data.items() if k != "profiles"}
+    profile_pos = _profile_positions(src.positions) if profiles else {}
     for section in _DEVICE_LISTS:
         items = out.get(section)
         if not isinstance(items, list):
@@ -204,17 +319,79 @@ def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) 
             got = resolve(pname, ())
             if got is None:
                 if pname not in profiles:
-                    problems.append(src.finding("unknown-profile", "error", _unknown("profile", pname, profiles),
-                                                (section, i, "profile")))
+                    problems.append(
+                        src.finding(
+                            "unknown-profile",
+                            "error",
+                            _unknown("profile", pname, profiles),
+                            (section, i, "profile"),
+                        )
+                    )
                 new_items.append({k: v for k, v in item.items() if k != "profile"})
                 continue
             body, layers = got
             merged = _merge(body, {k: v for k, v in item.items() if k != "profile"})
             for layer in reversed(layers):  # nearest profile's positions first
-                _copy_positions(src.positions, ("profiles", layer), (section, i))
+                _copy_positions(src.positions, profile_pos.get(layer, []), (section, i))
             new_items.append(merged)
         out[section] = new_items
     return out
+
+
+_LINK_LENGTH = re.compile(r"^(\d+(?:\.\d+)?)m$")
+LINK_SHORTHAND = "'device:port <-> device:port [3m] [speed=400G]'"
+
+
+def expand_link_strings(data: dict[str, Any], src: Source, problems: list[Finding]) -> set[PathT]:
+    """Turn one-line links (``a <-> b 3m speed=200G``) into mappings, in place.
+
+    A 16k-GPU fabric has ~45,000 links; one scalar per link instead of a mapping keeps the file
+    short and makes it parse about twice as fast.
+    """
+    links = data.get("links")
+    bad: set[PathT] = set()
+    if not isinstance(links, list):
+        return bad
+    for i, item in enumerate(links):
+        if not isinstance(item, str):
+            continue
+        path: PathT = ("links", i)
+        left, sep, right = item.partition("<->")
+        tokens = right.split()
+        if not sep or not left.strip() or not tokens:
+            problems.append(
+                src.finding(
+                    "invalid-value",
+                    "error",
+                    f"links.{i}: {item!r} is not a link; write {LINK_SHORTHAND} or a mapping "
+                    "with a:, b:, length_m:",
+                    path,
+                )
+            )
+            bad.add(path)
+            continue
+        out: dict[str, Any] = {"a": left.strip(), "b": tokens[0]}
+        for tok in tokens[1:]:
+            m = _LINK_LENGTH.match(tok)
+            key, eq, value = tok.partition("=")
+            if m:
+                out["length_m"] = float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+            elif eq and key in ("length_m", "speed"):
+                out[key] = value
+            else:
+                problems.append(
+                    src.finding(
+                        "invalid-value",
+                        "error",
+                        f"links.{i}: cannot read {tok!r} in {item!r}; write {LINK_SHORTHAND}",
+                        path,
+                    )
+                )
+        where = src.positions.get(path, (1, 1))
+        for key in out:
+            src.positions.setdefault((*path, key), where)
+        links[i] = out
+    return bad
 
 
 def _unknown(what: str, name: str, known: Any) -> str:
@@ -262,13 +439,15 @@ def _clean_loc(loc: tuple[Any, ...], data: Any) -> PathT:
     out: list[str | int] = []
     cur = data
     for part in loc:
-        if isinstance(cur, dict) and part in cur:
+        in_dict = isinstance(cur, dict) and part in cur
+        if in_dict or (isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur)):
             out.append(part)
             cur = cur[part]
-        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
-            out.append(part)
-            cur = cur[part]
-        elif isinstance(part, str) and (isinstance(cur, dict) or cur is None) and not any(c in part for c in "[]"):
+        elif (
+            isinstance(part, str)
+            and (isinstance(cur, dict) or cur is None)
+            and not any(c in part for c in "[]")
+        ):
             out.append(part)  # a missing key
             cur = None
     return tuple(out)
@@ -280,11 +459,17 @@ def validation_findings(exc: ValidationError, data: Any, src: Source) -> list[Fi
     for err in exc.errors(include_url=False):
         path = _clean_loc(tuple(err["loc"]), data)
         etype = str(err["type"])
-        rule = _ERROR_RULES.get(etype, etype if "-" in etype else "wrong-type" if etype.endswith(
-            ("_type", "_parsing")) else "invalid-value")
+        rule = _ERROR_RULES.get(
+            etype,
+            etype
+            if "-" in etype
+            else "wrong-type"
+            if etype.endswith(("_type", "_parsing"))
+            else "invalid-value",
+        )
         msg = str(err["msg"])
         if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+            msg = msg[len("Value error, ") :]
         where = ".".join(str(p) for p in path) or "inventory"
         if rule == "unknown-key":
             key = str(path[-1]) if path else "?"
@@ -292,9 +477,14 @@ def validation_findings(exc: ValidationError, data: Any, src: Source) -> list[Fi
             known = list(model.model_fields) if model else []
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
             msg = f"unknown key {key!r} in {'.'.join(map(str, path[:-1])) or 'the top level'}"
-            msg += f"; did you mean {close[0]!r}?" if close else (f"; known keys: {', '.join(known)}" if known else "")
+            msg += (
+                f"; did you mean {close[0]!r}?"
+                if close
+                else (f"; known keys: {', '.join(known)}" if known else "")
+            )
         elif rule == "missing-key":
-            msg = f"{where}: required key {str(path[-1])!r} is missing" if path else msg
+            parent = ".".join(str(p) for p in path[:-1])
+            msg = f"required key {str(path[-1])!r} is missing in {parent or 'the top level'}" if path else msg
         else:
             got = err.get("input")
             secret = rule == "literal-secret" or (path and path[0] == "credentials")
@@ -315,9 +505,13 @@ def load(path: str | Path, *, rules: bool = True) -> LoadResult:
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return LoadResult(Source(str(p)), None, [Finding("file-not-found", "error", "no such file", str(p), 1, 1)])
+        return LoadResult(
+            Source(str(p)), None, [Finding("file-not-found", "error", "no such file", str(p), 1, 1)]
+        )
     except (OSError, UnicodeDecodeError) as exc:
-        return LoadResult(Source(str(p)), None, [Finding("unreadable", "error", f"cannot read: {exc}", str(p), 1, 1)])
+        return LoadResult(
+            Source(str(p)), None, [Finding("unreadable", "error", f"cannot read: {exc}", str(p), 1, 1)]
+        )
     return loads(text, str(p), rules=rules)
 
 
@@ -326,14 +520,20 @@ def loads(text: str, file: str = "<inventory>", *, rules: bool = True) -> LoadRe
     if data is None:
         return LoadResult(src, None, problems)
     if not isinstance(data, dict):
-        problems.append(src.finding("wrong-type", "error",
-                                    f"the top level must be a mapping with a 'fabric:' section, not {type(data).__name__}"))
+        problems.append(
+            src.finding(
+                "wrong-type",
+                "error",
+                f"the top level must be a mapping with a 'fabric:' section, not {type(data).__name__}",
+            )
+        )
         return LoadResult(src, None, problems)
     data = expand_profiles(data, src, problems)
+    bad_links = expand_link_strings(data, src, problems)
     try:
         fabric = Fabric.model_validate(data)
     except ValidationError as exc:
-        found = problems + validation_findings(exc, data, src)
+        found = problems + [f for f in validation_findings(exc, data, src) if f.path[:2] not in bad_links]
         found.sort(key=lambda f: (f.line, f.col))
         return LoadResult(src, None, found)
     if rules:

@@ -61,7 +61,8 @@ class Credentials(Model):
     ssh: SshCredentials = SshCredentials()
     snmp: SnmpCredentials | None = None
     known_hosts: SafeText | None = Field(
-        None, description="known_hosts file for strict host-key checking (default: <inventory dir>/known_hosts)"
+        None,
+        description="known_hosts file for strict host-key checking (default: <inventory dir>/known_hosts)",
     )
 
 
@@ -88,11 +89,17 @@ class Switch(Model):
     breakouts: dict[SafeText, SafeText] = Field(
         default_factory=dict, description="port -> mode, e.g. '1/5': 2x100G (HDR split) or swp3: 4x100G"
     )
-    asic: SafeText | None = Field(None, description="ASIC generation, e.g. spectrum-3, spectrum-4, quantum, tomahawk-4")
+    asic: SafeText | None = Field(
+        None, description="ASIC generation, e.g. spectrum-3, spectrum-4, quantum, tomahawk-4"
+    )
     guid: Guid | None = Field(None, description="IB switch node GUID")
-    rail: int | None = Field(None, ge=0, le=63, description="Rail served by this leaf in a rail-optimised fabric")
+    rail: int | None = Field(
+        None, ge=0, le=63, description="Rail served by this leaf in a rail-optimised fabric"
+    )
     pod: int | None = Field(None, ge=0)
-    os_release: SafeText | None = Field(None, description="Target OS release where syntax differs (SONiC: 202305)")
+    os_release: SafeText | None = Field(
+        None, description="Target OS release where syntax differs (SONiC: 202305)"
+    )
     description: SafeText = ""
     qos: SwitchQos | None = None
 
@@ -311,7 +318,8 @@ class Fabric(Model):
     def devices(self) -> dict[str, Device]:
         """Every device by name; duplicates are reported by the ``unique-names`` rule (first wins)."""
         out: dict[str, Device] = {}
-        for dev in [*self.switches, *self.hosts, *self.management_hosts]:
+        every: list[Device] = [*self.switches, *self.hosts, *self.management_hosts]
+        for dev in every:
             out.setdefault(dev.name, dev)
         return out
 

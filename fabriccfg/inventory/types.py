@@ -36,7 +36,8 @@ def _name(value: str) -> str:
     if not _NAME.match(value):
         raise PydanticCustomError(
             "invalid-name",
-            "'{value}' is not a valid name: use letters, digits, '.', '_' or '-' (max 63, no leading punctuation)",
+            "'{value}' is not a valid name: use letters, digits, '.', '_' or '-' "
+            "(max 63, no leading punctuation)",
             {"value": value},
         )
     return value

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from fabriccfg.platforms.base import PlatformInfo
+from fabriccfg.render.spec import Context, RenderSpec
+
+if TYPE_CHECKING:
+    from fabriccfg.inventory.models import Device, Fabric, Host
 
 
 PLATFORM = PlatformInfo(
@@ -15,10 +21,106 @@ PLATFORM = PlatformInfo(
 )
 
 # --- render (owned by fabriccfg.render) ---
-RENDER = None
+RP_KEYS = ("clamp_tgt_rate", "clamp_tgt_rate_ati", "rpg_time_reset", "rpg_byte_reset", "rpg_threshold",
+           "rpg_max_rate", "rpg_ai_rate", "rpg_hai_rate", "rpg_gd", "rpg_min_dec_fac", "rpg_min_rate",
+           "rate_to_set_on_first_cnp", "dce_tcp_g", "dce_tcp_rtt", "rate_reduce_monitor_period",
+           "initial_alpha_value")
+"""DCQCN reaction-point knobs in MLNX_OFED sysfs ``ecn/roce_rp/`` order (roce.md §6.2)."""
+DEBUGFS = {
+    "clamp_tgt_rate": "rp_clamp_tgt_rate", "clamp_tgt_rate_ati": "rp_clamp_tgt_rate_ati",
+    "rpg_time_reset": "rp_time_reset", "rpg_byte_reset": "rp_byte_reset", "rpg_threshold": "rp_threshold",
+    "rpg_ai_rate": "rp_ai_rate", "rpg_hai_rate": "rp_hai_rate", "rpg_gd": "rp_gd",
+    "rpg_min_dec_fac": "rp_min_dec_fac", "rpg_min_rate": "rp_min_rate",
+    "rate_to_set_on_first_cnp": "rp_rate_to_set_on_first_cnp", "dce_tcp_g": "rp_dce_tcp_g",
+    "dce_tcp_rtt": "rp_dce_tcp_rtt", "rate_reduce_monitor_period": "rp_rate_reduce_monitor_period",
+    "initial_alpha_value": "rp_initial_alpha_value",
+    "cnp_dscp": "np_cnp_dscp", "cnp_802p_prio": "np_cnp_prio",
+}
+"""MLNX_OFED sysfs name -> mainline debugfs ``cc_params`` name (mlx5 ``cong.c``); knobs missing here
+(rpg_max_rate, min_time_between_cnps, per-priority enable) have no mainline equivalent."""
+INSTALL_DIR = "/usr/local/sbin"
+
+
+def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
+    """Per-NIC effective QoS, ToS byte, PFC vector, DCQCN values, cable length and expected headroom."""
+    from fabriccfg.inventory.derive import (
+        DEFAULT_CABLE_M,
+        effective_nic_qos,
+        pfc_headroom_bytes,
+        roce_intent,
+    )
+    from fabriccfg.render.derive import facts, pause_quanta
+    from fabriccfg.render.filters import cable, tos
+
+    host: Host = device  # type: ignore[assignment]
+    if fabric.fabric.technology != "roce":  # InfiniBand GPU hosts: nothing to render, skip the maths
+        return {"device": device, "fabric_name": fabric.fabric.name, "roce_fabric": False, "nics": [],
+                "rp": [], "debugfs": DEBUGFS}
+    roce = roce_intent(fabric)
+    f = facts(fabric)
+    dcqcn = roce.dcqcn
+    nics = []
+    ends = {port: (peer_dev, peer_port, link)
+            for port, peer_dev, peer_port, link in f.link_ends.get(host.name, ())}
+    for nic in host.nics:
+        if not nic.netdev:
+            continue
+        q = effective_nic_qos(fabric, nic)
+        end = ends.get(nic.name) or ends.get(nic.netdev or "")
+        if end is not None:
+            peer = f"{end[0]}:{end[1]}"
+            speed, length, headroom = f.link_facts(end[2], q.mtu)
+        else:
+            peer, speed, length = "unknown", nic.speed or fabric.fabric.link_speed, DEFAULT_CABLE_M
+            headroom = pfc_headroom_bytes(speed, length, q.mtu)
+        dscp2prio = [(d, p) for d, p in ((q.roce_dscp, roce.roce_priority), (q.cnp_dscp, q.cnp_priority))
+                     if d >> 3 != p]
+        nics.append({
+            "name": nic.name, "netdev": nic.netdev, "rail": nic.rail, "speed": speed, "peer": peer,
+            "cable_m": cable(length), "mtu": q.mtu, "trust": q.trust, "pfc": q.pfc_priorities,
+            "roce_dscp": q.roce_dscp, "tos": tos(q.roce_dscp), "dscp2prio": dscp2prio,
+            "headroom_bytes": headroom, "pause_quanta": pause_quanta(speed),
+            "cc_priorities": sorted(set(q.pfc_priorities) | {roce.roce_priority}),
+            "np": [("min_time_between_cnps", dcqcn.min_time_between_cnps), ("cnp_dscp", q.cnp_dscp),
+                   ("cnp_802p_prio", q.cnp_priority)],
+        })
+    return {
+        "device": device,
+        "fabric_name": fabric.fabric.name,
+        "roce_fabric": fabric.fabric.technology == "roce",
+        "nics": nics,
+        "rp": f.memo("connectx-host.rp", lambda: [(key, getattr(dcqcn, key)) for key in RP_KEYS]),
+        "debugfs": DEBUGFS,
+    }
+
+
+def _render_select(ctx: Context) -> list[str]:
+    """RoCE fabrics only: an InfiniBand GPU host has nothing to configure here."""
+    if not (ctx["roce_fabric"] and ctx["nics"]):
+        return []
+    return ["roce-setup.sh", "roce-readback.sh", "roce-expected.txt"]
+
+
+RENDER = RenderSpec(
+    files={
+        "roce-setup.sh": "connectx-host/roce-setup.sh.j2",
+        "roce-readback.sh": "connectx-host/roce-readback.sh.j2",
+        "roce-expected.txt": "connectx-host/roce-expected.txt.j2",
+    },
+    context=_render_context,
+    select=_render_select,
+    install_paths={
+        "roce-setup.sh": f"{INSTALL_DIR}/fabriccfg-roce-setup.sh",
+        "roce-readback.sh": f"{INSTALL_DIR}/fabriccfg-roce-readback.sh",
+        "roce-expected.txt": "/etc/fabriccfg/roce-expected.txt",
+    },
+)
 
 # --- push (owned by fabriccfg.push) ---
-TRANSACTION = None
+from fabriccfg.push.tx.linux import ConnectxHostTransaction as TRANSACTION
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
-TELEMETRY = None
+from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)
+from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
+
+TELEMETRY = _TelemetrySpec(cli=(_tc.ETHTOOL, _tc.PERFQUERY_LOCAL))

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from fabriccfg.platforms.base import PlatformInfo
+from fabriccfg.render.spec import CliDiffSpec, RenderSpec
+
+if TYPE_CHECKING:
+    from fabriccfg.inventory.models import Device, Fabric, Switch
 
 
 PLATFORM = PlatformInfo(
@@ -17,10 +23,57 @@ PLATFORM = PlatformInfo(
 )
 
 # --- render (owned by fabriccfg.render) ---
-RENDER = None
+NAMES = {"cm_roce": "ROCEv2", "cm_cnp": "CNP", "pm_qos": "QOS_CLASSIFICATION",
+         "pm_queuing": "QOS_EGRESS_PORT", "pm_network": "qos_network"}
+"""Class and policy names of Cisco's AI/ML blueprint (roce.md §5)."""
+
+
+def _queue_class(tc: int) -> str:
+    return "c-out-8q-q-default" if tc == 0 else f"c-out-8q-q{tc}"
+
+
+def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
+    """MQC policies of the blueprint, with every queue of the 8q template given its share."""
+    from fabriccfg.render.roce import roce_switch_context
+
+    switch: Switch = device  # type: ignore[assignment]
+    ctx = roce_switch_context(fabric, switch)
+    queues: list[dict[str, Any]] = []
+    for tc in (ctx["roce_tc"], ctx["lossy_tc"], *range(1, 8)):
+        if any(q["tc"] == tc for q in queues):
+            continue
+        strict = ctx["cnp_strict"] and tc == ctx["cnp_tc"]
+        bw = ctx["roce_bw"] if tc == ctx["roce_tc"] else ctx["lossy_bw"] if tc == ctx["lossy_tc"] else 0
+        queues.append({"tc": tc, "cls": _queue_class(tc), "strict": strict, "bw": bw,
+                       "ecn": ctx["ecn_enabled"] and tc == ctx["roce_tc"]})
+    ctx.update(NAMES)
+    ctx["queues"] = queues
+    return ctx
+
+
+RENDER = RenderSpec(
+    files={"config.txt": "nxos/config.txt.j2"},
+    context=_render_context,
+    cli=CliDiffSpec(
+        hier_platform="CISCO_NXOS",
+        idempotent=(
+            (r"^interface (\S+)", r"^description "),
+            (r"^policy-map type queuing (\S+)", r"^class type queuing (\S+)",
+             r"^bandwidth remaining percent "),
+            (r"^policy-map type queuing (\S+)", r"^class type queuing (\S+)", r"^random-detect "),
+            (r"^policy-map type network-qos (\S+)", r"^class type network-qos (\S+)", r"^mtu "),
+            (r"^policy-map type qos (\S+)", r"^class (\S+)", r"^set qos-group "),
+            (r"^system qos", r"^service-policy type (network-qos|queuing output) "),
+        ),
+    ),
+)
 
 # --- push (owned by fabriccfg.push) ---
-TRANSACTION = None
+from fabriccfg.push.tx.nxos import NxosTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
-TELEMETRY = None
+from fabriccfg.telemetry import tables as _tt  # noqa: E402 (the platform seam)
+from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
+
+# The standard MIBs only; per-queue counters come from show commands.
+TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.LLDP))

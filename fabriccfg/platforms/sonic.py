@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING, Any
+
 from fabriccfg.platforms.base import PlatformInfo
+from fabriccfg.render.filters import canonical_json
+from fabriccfg.render.spec import RenderSpec
+
+if TYPE_CHECKING:
+    from fabriccfg.inventory.models import Device, Fabric, Switch
 
 
 PLATFORM = PlatformInfo(
@@ -17,10 +25,87 @@ PLATFORM = PlatformInfo(
 )
 
 # --- render (owned by fabriccfg.render) ---
-RENDER = None
+ABNF_BEFORE = 202106
+"""Releases older than this write references as ABNF ``[TABLE|name]`` (the 202012 docs still do,
+roce.md §3.2); from 202106 on CONFIG_DB uses bare names as today's templates do."""
+MAP_NAME = "ROCE"
+WRED_NAME = "ROCE_LOSSLESS"
+SCHEDULERS = {"roce": "ROCE_DWRR", "lossy": "LOSSY_DWRR", "cnp": "CNP_STRICT"}
+
+
+def uses_abnf(os_release: str | None) -> bool:
+    """True when ``os_release`` (e.g. '202012', '202305.2') predates bare-name references."""
+    digits = re.match(r"\d{6}", os_release or "")
+    return digits is not None and int(digits.group(0)) < ABNF_BEFORE
+
+
+def lossless_profile_name(speed_gbps: int, cable_m: int) -> str:
+    """SONiC's lossless PG profile name, e.g. ``pg_lossless_400000_5m_profile`` (speed in Mb/s)."""
+    return f"pg_lossless_{speed_gbps * 1000}_{cable_m}m_profile"
+
+
+def _kb_up(value: int) -> int:
+    return -(-value // 1024) * 1024
+
+
+def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
+    """CONFIG_DB tables for the lossless class, with release-specific references and profile names."""
+    from fabriccfg.render.roce import roce_switch_context
+
+    switch: Switch = device  # type: ignore[assignment]
+    ctx = roce_switch_context(fabric, switch)
+    abnf = uses_abnf(switch.os_release)
+
+    def ref(table: str, name: str) -> str:
+        return f"[{table}|{name}]" if abnf else name
+
+    static = ctx["roce"].buffer.model == "static"
+    profiles: dict[str, dict[str, int]] = {}
+    pg_ref: dict[str, str] = {}
+    for p in ctx["ports"]:
+        if static:
+            name = lossless_profile_name(p.speed_gbps, p.cable_m)
+            xoff, xon = _kb_up(p.headroom_bytes), _kb_up(2 * ctx["mtu"])
+            profiles[name] = {"xon": xon, "xoff": xoff, "size": xon + xoff, "dynamic_th": 0}
+            pg_ref[p.name] = ref("BUFFER_PROFILE", name)
+        else:
+            pg_ref[p.name] = "NULL"  # dynamic model: buffermgrd sizes the PG from speed, cable and MTU
+    ctx.update(
+        release=switch.os_release or "current",
+        abnf=abnf,
+        map_name=MAP_NAME,
+        wred_name=WRED_NAME,
+        sched=SCHEDULERS,
+        refs={
+            "dscp_to_tc": ref("DSCP_TO_TC_MAP", MAP_NAME),
+            "tc_to_pg": ref("TC_TO_PRIORITY_GROUP_MAP", MAP_NAME),
+            "tc_to_queue": ref("TC_TO_QUEUE_MAP", MAP_NAME),
+            "pfc_to_queue": ref("MAP_PFC_PRIORITY_TO_QUEUE", MAP_NAME),
+            "pfc_to_pg": ref("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", MAP_NAME),
+            "wred": ref("WRED_PROFILE", WRED_NAME),
+            "sched_roce": ref("SCHEDULER", SCHEDULERS["roce"]),
+            "sched_lossy": ref("SCHEDULER", SCHEDULERS["lossy"]),
+            "sched_cnp": ref("SCHEDULER", SCHEDULERS["cnp"]),
+            "lossless_pool": ref("BUFFER_POOL", "ingress_lossless_pool"),
+        },
+        static_buffers=static,
+        buffer_profiles=sorted(profiles.items()),
+        pg_profile_ref=pg_ref,
+    )
+    return ctx
+
+
+RENDER = RenderSpec(
+    files={"config_db.json": "sonic/config_db.json.j2"},
+    context=_render_context,
+    postprocess={"config_db.json": canonical_json},
+)
 
 # --- push (owned by fabriccfg.push) ---
-TRANSACTION = None
+from fabriccfg.push.tx.sonic import SonicTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
-TELEMETRY = None
+from fabriccfg.telemetry import tables as _tt  # noqa: E402 (the platform seam)
+from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
+
+TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.MLNX_QOS_PFC, _tt.MLNX_QOS_TC, _tt.LLDP))

@@ -5,9 +5,8 @@ and can never be a push target."""
 
 from __future__ import annotations
 
-from fabriccfg.platforms.mlnxos_ib import ib_port_number
 from fabriccfg.platforms.base import PlatformInfo
-
+from fabriccfg.platforms.mlnxos_ib import ib_port_number
 
 PLATFORM = PlatformInfo(
     name="unmanaged-ib",
@@ -30,4 +29,7 @@ RENDER = None
 TRANSACTION = None
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
-TELEMETRY = None
+from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
+
+# No CLI and no SNMP: its ports are read in-band from the SM host (ibqueryerrors, ibnetdiscover).
+TELEMETRY = _TelemetrySpec()

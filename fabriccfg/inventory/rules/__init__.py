@@ -41,8 +41,9 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
-def rule(rule_id: str, severity: Severity, summary: str) -> Callable[
-        [Callable[[Fabric], Iterable[Issue]]], Callable[[Fabric], Iterable[Issue]]]:
+def rule(
+    rule_id: str, severity: Severity, summary: str
+) -> Callable[[Callable[[Fabric], Iterable[Issue]]], Callable[[Fabric], Iterable[Issue]]]:
     """Register a fabric-wide rule under a stable id."""
 
     def deco(fn: Callable[[Fabric], Iterable[Issue]]) -> Callable[[Fabric], Iterable[Issue]]:
@@ -52,9 +53,13 @@ def rule(rule_id: str, severity: Severity, summary: str) -> Callable[
     return deco
 
 
-def _load_families() -> None:
+def load_families() -> None:
+    """Import every rule family module (each registers its rules on import)."""
     for mod in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{mod.name}")
+
+
+_load_families = load_families
 
 
 def run_rules(fabric: Fabric, src: Source) -> list[Finding]:
@@ -62,7 +67,16 @@ def run_rules(fabric: Fabric, src: Source) -> list[Finding]:
         _load_families()
     out: list[Finding] = []
     for r in RULES.values():
-        for issue in r.check(fabric):
-            out.append(src.finding(r.id, issue.severity or r.severity, issue.message, issue.path))
+        try:
+            for issue in r.check(fabric):
+                out.append(src.finding(r.id, issue.severity or r.severity, issue.message, issue.path))
+        except Exception as exc:  # a bug in one rule must not hide the others' findings
+            out.append(
+                src.finding(
+                    "internal-error",
+                    "error",
+                    f"rule {r.id} failed ({type(exc).__name__}: {exc}); please report this",
+                )
+            )
     out.sort(key=lambda f: (f.line, f.col, f.rule))
     return out

@@ -1,0 +1,813 @@
+"""CLI telemetry output of the mock fabric, rendered from the traffic model in the real formats.
+
+The SSH mock (:mod:`fabriccfg.mock.ssh`) calls :func:`run` for each command line; it returns
+``(output, exit_status)`` or ``None`` when the line is not a telemetry command. Output uses ``\\n``
+(the SSH layer converts to ``\\r\\n``) and ends with a newline. Formats: ``ib.md`` §5-§6 for the IB
+tools (``perfquery``, ``ibqueryerrors``, ``ibnetdiscover``, ``sminfo``), mlx5 ``ethtool -S``, and per
+switch platform the ECN / PFC / PFC-watchdog show commands of :data:`SHOW_COMMANDS` (documented in
+``docs/mock-telemetry.md``, samples in ``tests/mock/fixtures/``).
+
+IB identities (:class:`IbView`): LIDs are given in inventory order (switches, then SHARP aggregation
+nodes, then SM-host HCAs, then GPU-host NICs) starting at 1; a switch's node and port GUID is its
+inventory ``guid``; a NIC's node GUID equals its port GUID (ConnectX-6 behaviour); the SHARP
+aggregation node of a Quantum switch is a CA with GUID switch+8 on the switch's last port (41, or 81
+on a split-ready switch) when ``ib.sharp.enabled``. Node descriptions: ``MF0;<name>:<MODEL>/U1``
+(managed, mlnxos-ib), ``Quantum Mellanox Technologies`` (MQM8790), ``<host> <hca>`` for CAs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fabriccfg import platforms
+from fabriccfg.inventory.models import Host, ManagementHost, Switch
+
+if TYPE_CHECKING:
+    from fabriccfg.mock.traffic import TrafficModel
+
+PERFQUERY_EXT_FIELDS: tuple[str, ...] = (
+    "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortUnicastXmitPkts", "PortUnicastRcvPkts",
+    "PortMulticastXmitPkts", "PortMulticastRcvPkts",
+)
+ERROR_FIELDS: tuple[str, ...] = (
+    "SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+    "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
+)
+IBQUERYERRORS_FIELDS: tuple[str, ...] = (*ERROR_FIELDS, "PortXmitWait")
+SWITCH_CAPMASK = "0x5A00"
+CA_CAPMASK = "0x5300"
+AN_DESC = "Mellanox Technologies Aggregation Node"
+UNMANAGED_DESC = "Quantum Mellanox Technologies"
+M32 = (1 << 32) - 1
+
+
+def _now(t: float | None) -> float:
+    return time.time() if t is None else t
+
+
+def _field(name: str, value: object) -> str:
+    """libibmad ``Name:....value`` (name, colon and dots fill 33 columns)."""
+    return f"{name}:".ljust(33, ".") + str(value)
+
+
+def _derived_guid(*key: str) -> int:
+    return 0x0002C90300000000 | int.from_bytes(hashlib.blake2b("|".join(key).encode(), digest_size=4).digest(), "big")
+
+
+# --------------------------------------------------------------------------- IB identities
+@dataclass(frozen=True)
+class IbNode:
+    name: str  # inventory device, or "<switch>/AN" for an aggregation node
+    kind: str  # "switch" | "ca"
+    guid: int
+    lid: int
+    desc: str
+    nports: int
+    device: str  # inventory device (the switch for an AN)
+    port: str | None  # CA: the inventory port (NIC / HCA name); None for switches and ANs
+
+
+class IbView:
+    """LIDs, GUIDs and descriptions of an IB fabric's nodes, and port-number mapping."""
+
+    def __init__(self, model: TrafficModel) -> None:
+        self.model = model
+        fab = model.fabric
+        self.nodes: list[IbNode] = []
+        self.by_lid: dict[int, IbNode] = {}
+        self.switch: dict[str, IbNode] = {}
+        self.an: dict[str, IbNode] = {}
+        self.ca: dict[tuple[str, str], IbNode] = {}
+        lid = 1
+        sharp = bool(fab.ib is not None and fab.ib.sharp.enabled)
+        for sw in fab.switches:
+            info = platforms.info(sw.platform)
+            if "infiniband" not in info.technologies:
+                continue
+            guid = int(sw.guid, 16) if sw.guid else _derived_guid(sw.name)
+            model_short = (sw.model or "MQM8700").split("-")[0]
+            desc = f"MF0;{sw.name}:{model_short}/U1" if info.device_type else UNMANAGED_DESC
+            nports = 81 if sw.breakouts else 41
+            node = IbNode(sw.name, "switch", guid, lid, desc, nports, sw.name, None)
+            self._add(node)
+            self.switch[sw.name] = node
+            lid += 1
+        if sharp:
+            for name, swn in list(self.switch.items()):
+                an = IbNode(f"{name}/AN", "ca", swn.guid + 8, lid, AN_DESC, 1, name, None)
+                self._add(an)
+                self.an[name] = an
+                lid += 1
+        for mh in fab.management_hosts:
+            node = IbNode(mh.name, "ca", int(mh.port_guid, 16), lid, f"{mh.name} {mh.hca}", 1, mh.name, mh.hca)
+            self._add(node)
+            self.ca[(mh.name, mh.hca)] = node
+            lid += 1
+        for host in fab.hosts:
+            for nic in host.nics:
+                if (host.name, nic.name) not in fab.neighbours:
+                    continue
+                guid = int(nic.guid, 16) if nic.guid else _derived_guid(host.name, nic.name)
+                node = IbNode(host.name, "ca", guid, lid, f"{host.name} {nic.name}", 1, host.name, nic.name)
+                self._add(node)
+                self.ca[(host.name, nic.name)] = node
+                lid += 1
+
+    def _add(self, node: IbNode) -> None:
+        self.nodes.append(node)
+        self.by_lid[node.lid] = node
+
+    def port_number(self, device: str, port: str) -> int:
+        """The IB port number of ``device:port`` (1 for a CA)."""
+        if device in self.switch:
+            info = platforms.info(self.model.fabric.devices[device].platform)
+            n = info.fabric_port_number(port) if info.fabric_port_number else None
+            if n is None:
+                n = self.model.if_index(device, port)
+            return n
+        return 1
+
+    def port_name(self, device: str, number: int) -> str | None:
+        """Inverse of :meth:`port_number` over the cabled ports of a switch."""
+        for p in self.model.ports(device):
+            if self.port_number(device, p) == number:
+                return p
+        return None
+
+    def node_of(self, device: str, port: str) -> IbNode | None:
+        """The node owning ``device:port`` (the switch, or the CA of a NIC / HCA)."""
+        if device in self.switch:
+            return self.switch[device]
+        return self.ca.get((device, port))
+
+    def local_ca(self, device: str) -> IbNode | None:
+        for (dev, _port), node in self.ca.items():
+            if dev == device:
+                return node
+        return None
+
+    def width_speed(self, device: str, port: str) -> str:
+        gbps = self.model.speed_gbps(device, port)
+        width = "2x" if gbps <= 100 else "4x"
+        speed = "NDR" if gbps >= 400 else "HDR" if gbps >= 100 else "EDR"
+        return width + speed
+
+    def links(self, node: IbNode, t: float) -> list[tuple[int, IbNode, int, str]]:
+        """(local port number, remote node, remote port number, width+speed) of ``node``'s connected ports."""
+        out: list[tuple[int, IbNode, int, str]] = []
+        if node.name.endswith("/AN"):
+            sw = self.switch[node.device]
+            return [(1, sw, sw.nports, "4xHDR")]
+        ports = self.model.ports(node.device) if node.kind == "switch" else [node.port or ""]
+        for p in ports:
+            peer = self.model.neighbour(node.device, p, t)
+            if peer is None:
+                continue
+            rnode = self.node_of(*peer)
+            if rnode is None:
+                continue
+            out.append((self.port_number(node.device, p), rnode, self.port_number(*peer), self.width_speed(node.device, p)))
+        if node.kind == "switch" and node.device in self.an:
+            out.append((node.nports, self.an[node.device], 1, "4xHDR"))
+        out.sort(key=lambda x: x[0])
+        return out
+
+
+_VIEWS: dict[int, tuple[TrafficModel, IbView]] = {}
+
+
+def ib_view(model: TrafficModel) -> IbView:
+    """The (cached) :class:`IbView` of ``model``."""
+    hit = _VIEWS.get(id(model))
+    if hit is None or hit[0] is not model:
+        view = IbView(model)
+        _VIEWS[id(model)] = (model, view)
+        return view
+    return hit[1]
+
+
+# --------------------------------------------------------------------------- perfquery
+def _port_counters(model: TrafficModel, view: IbView, node: IbNode, number: int, t: float) -> dict[str, int]:
+    if node.kind == "switch":
+        name = view.port_name(node.device, number)
+    else:
+        name = node.port
+    if name is None or node.name.endswith("/AN"):
+        return dict.fromkeys((*PERFQUERY_EXT_FIELDS, *ERROR_FIELDS, "PortXmitWait", "QP1Dropped"), 0)
+    return model.port_counters(node.device, name, t)
+
+
+def perfquery(model: TrafficModel, device: str, lid: int | None = None, port: int | None = None,
+              t: float | None = None, *, extended: bool = True) -> tuple[str, int]:
+    """``perfquery [-x] [LID [PORT]]`` as run on ``device`` (default: its own HCA, port 1).
+
+    Extended (``-x``): the PortCountersExtended layout with CapMask2 0x2 (64-bit data counters; the
+    error counters carry the model's saturating values). Without ``-x``: the PortCounters layout,
+    32-bit data counters saturated at 2**32-1.
+    """
+    t = _now(t)
+    view = ib_view(model)
+    node = view.local_ca(device) if lid is None else view.by_lid.get(lid)
+    if node is None:
+        target = f"Lid {lid}" if lid is not None else "local port"
+        return (f"ibwarn: [4242] mad_rpc: _do_madrpc failed; dport ({target})\n"
+                "perfquery: iberror: failed: perfquery\n", 255)
+    number = port if port is not None else 1
+    c = _port_counters(model, view, node, number, t)
+    cap = SWITCH_CAPMASK if node.kind == "switch" else CA_CAPMASK
+    lines: list[str] = []
+    if extended:
+        lines.append(f"# Port extended counters: Lid {node.lid} port {number} (CapMask: {cap} CapMask2: 0x0000002)")
+        lines.append(_field("PortSelect", number))
+        lines.append(_field("CounterSelect", "0x0000"))
+        lines += [_field(n, c[n]) for n in PERFQUERY_EXT_FIELDS]
+        lines.append(_field("CounterSelect2", "0x00000000"))
+        lines += [_field(n, c[n]) for n in ERROR_FIELDS]
+        lines.append(_field("PortXmitWait", c["PortXmitWait"]))
+        lines.append(_field("QP1Dropped", c["QP1Dropped"]))
+    else:
+        lines.append(f"# Port counters: Lid {node.lid} port {number} (CapMask: {cap})")
+        lines.append(_field("PortSelect", number))
+        lines.append(_field("CounterSelect", "0x0000"))
+        lines += [_field(n, c[n]) for n in ERROR_FIELDS[:9]]
+        lines.append(_field("CounterSelect2", "0x00"))
+        lines += [_field(n, c[n]) for n in ("LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors",
+                                             "QP1Dropped", "VL15Dropped")]
+        lines += [_field(n, min(c[n], M32)) for n in ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
+                                                       "PortXmitWait")]
+    return "\n".join(lines) + "\n", 0
+
+
+# --------------------------------------------------------------------------- ibqueryerrors
+def _human(v: int) -> str:
+    """ibdiag_common.c ``conv_cnt_human_readable`` for non-data counters: ' (21.677M)'."""
+    tmp, ui, div = v // 1024, 0, 1
+    while tmp:
+        ui += 1
+        tmp //= 1024
+        div *= 1024
+    unit = ("", "K", "M", "G", "T", "P", "E")[min(ui, 6)]
+    return f"{v / div:5.3f}{unit}"
+
+
+def ibqueryerrors(model: TrafficModel, t: float | None = None, *, suppress: Collection[str] = ()) -> tuple[str, int]:
+    """``ibqueryerrors`` over the whole subnet; default thresholds 0; exit 1 when a port is beyond them."""
+    t = _now(t)
+    view = ib_view(model)
+    checked = [f for f in IBQUERYERRORS_FIELDS if f not in suppress]
+    out: list[str] = []
+    nodes_checked = bad_nodes = ports_checked = bad_ports = 0
+    for node in view.nodes:
+        nodes_checked += 1
+        rows: list[str] = []
+        total: dict[str, int] = dict.fromkeys(checked, 0)
+        for number, _rnode, _rport, _ws in view.links(node, t):
+            ports_checked += 1
+            c = _port_counters(model, view, node, number, t)
+            errs = [(f, c[f]) for f in checked if c[f] > 0]
+            for f in checked:
+                total[f] += c[f]
+            if errs:
+                bad_ports += 1
+                text = " ".join(f"[{f} == {v} ({_human(v)})]" for f, v in errs)
+                rows.append(f"   GUID 0x{node.guid:x} port {number}: {text}")
+        if not rows:
+            continue
+        bad_nodes += 1
+        if node.kind == "switch":
+            out.append(f'Errors for 0x{node.guid:x} "{node.desc}"')
+            agg = " ".join(f"[{f} == {v} ({_human(v)})]" for f, v in total.items() if v > 0)
+            out.append(f"   GUID 0x{node.guid:x} port ALL: {agg}")
+        else:
+            out.append(f'Errors for "{node.desc}"')
+        out += rows
+    out.append(f"## Summary: {nodes_checked} nodes checked, {bad_nodes} bad nodes found")
+    out.append(f"##          {ports_checked} ports checked, {bad_ports} ports have errors beyond threshold")
+    out.append("## Thresholds: ")
+    out.append("## Suppressed: " + " ".join(s for s in IBQUERYERRORS_FIELDS if s in suppress))
+    return "\n".join(out) + "\n", 1 if bad_ports else 0
+
+
+# --------------------------------------------------------------------------- ibnetdiscover
+def ibnetdiscover(model: TrafficModel, t: float | None = None, device: str | None = None) -> str:
+    """``ibnetdiscover``: switch blocks then CA blocks, physical cabling at ``t`` (cabling-swap aware)."""
+    t = _now(t)
+    view = ib_view(model)
+    origin = view.local_ca(device) if device else None
+    origin = origin or next((n for n in view.nodes if n.kind == "ca"), None) or view.nodes[0]
+    stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime(t))
+    out = ["#", f"# Topology file: generated on {stamp}", "#",
+           f"# Initiated from node {origin.guid:016x} port {origin.guid:016x}", ""]
+    for node in view.nodes:
+        if node.kind != "switch":
+            continue
+        sw = model.fabric.devices[node.device]
+        managed = isinstance(sw, Switch) and platforms.info(sw.platform).device_type is not None
+        out += ["vendid=0x2c9", "devid=0xd2f0", f"sysimgguid=0x{node.guid:x}",
+                f"switchguid=0x{node.guid:x}({node.guid:x})",
+                f'Switch\t{node.nports} "S-{node.guid:016x}"\t\t# "{node.desc}" '
+                f"{'enhanced' if managed else 'base'} port 0 lid {node.lid} lmc 0"]
+        for number, rnode, rport, ws in view.links(node, t):
+            if rnode.kind == "switch":
+                out.append(f'[{number}]\t"S-{rnode.guid:016x}"[{rport}]\t\t# "{rnode.desc}" lid {rnode.lid} {ws}')
+            else:
+                out.append(f'[{number}]\t"H-{rnode.guid:016x}"[{rport}]({rnode.guid:x}) \t\t# "{rnode.desc}" '
+                           f"lid {rnode.lid} {ws}")
+        out.append("")
+    for node in view.nodes:
+        if node.kind != "ca":
+            continue
+        devid = "0xcf09" if node.name.endswith("/AN") else "0x101b"
+        out += ["vendid=0x2c9", f"devid={devid}", f"sysimgguid=0x{node.guid:x}", f"caguid=0x{node.guid:x}",
+                f'Ca\t{node.nports} "H-{node.guid:016x}"\t\t# "{node.desc}"']
+        for number, rnode, rport, ws in view.links(node, t):
+            out.append(f'[{number}]({node.guid:x}) \t"S-{rnode.guid:016x}"[{rport}]\t\t# lid {node.lid} lmc 0 '
+                       f'"{rnode.desc}" lid {rnode.lid} {ws}')
+        out.append("")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- sminfo
+SM_STATES = {0: "SMINFO_NOTACT", 1: "SMINFO_DISCOVER", 2: "SMINFO_STANDBY", 3: "SMINFO_MASTER"}
+
+
+def sm_table(model: TrafficModel, t: float, down: Collection[str] = ()) -> list[tuple[str, int, int, int, int]]:
+    """(device, lid, guid, priority, state) of every SM of the inventory: the master is the highest
+    priority, then the lowest GUID, among SMs that are up; SMs that are down are NOTACT."""
+    fab = model.fabric
+    view = ib_view(model)
+    rows: list[tuple[str, int, int, int, int]] = []
+    for sm in fab.ib.subnet_managers if fab.ib is not None else []:
+        dev = fab.devices.get(sm.device)
+        if isinstance(dev, ManagementHost):
+            node = view.ca.get((dev.name, dev.hca))
+        elif isinstance(dev, Switch):
+            node = view.switch.get(dev.name)
+        else:
+            node = None
+        if node is None:
+            continue
+        up = sm.device not in down and bool(model.device_state(sm.device, t)["up"])
+        rows.append((sm.device, node.lid, node.guid, sm.priority, 2 if up else 0))
+    live = [r for r in rows if r[4] == 2]
+    if live:
+        master = min(live, key=lambda r: (-r[3], r[2]))
+        rows = [(*r[:4], 3) if r is master else r for r in rows]
+    return rows
+
+
+def sminfo(model: TrafficModel, device: str, lid: int | None = None, t: float | None = None,
+           *, down: Collection[str] = ()) -> tuple[str, int]:
+    """``sminfo [LID]``: the master SM by default, or the SM at ``LID``."""
+    t = _now(t)
+    rows = sm_table(model, t, down)
+    if lid is None:
+        row = next((r for r in rows if r[4] == 3), None)
+    else:
+        row = next((r for r in rows if r[1] == lid and r[4] != 0), None)
+    if row is None:
+        return ("ibwarn: [4242] mad_rpc: _do_madrpc failed; dport (Lid %s)\nsminfo: iberror: failed: query\n"
+                % (lid if lid is not None else 0), 255)
+    name, slid, guid, prio, state = row
+    boot = float(model.device_state(name, t)["boot_time"])
+    activity = int((t - boot) * (10 if state == 3 else 0.01)) & M32
+    return (f"sminfo: sm lid {slid} sm guid 0x{guid:016x}, activity count {activity} priority {prio} "
+            f"state {state} {SM_STATES[state]}\n", 0)
+
+
+# --------------------------------------------------------------------------- ethtool -S
+def ethtool_stats(model: TrafficModel, device: str, netdev: str, t: float | None = None) -> tuple[str, int]:
+    """``ethtool -S NETDEV`` on a ConnectX host: mlx5 names, 5-space indent.
+
+    ``np_cnp_sent``, ``np_ecn_marked_roce_packets``, ``rp_cnp_handled``, ``rp_cnp_ignored`` live in the
+    RDMA ``hw_counters`` on a real host; the mock lists them here too so one command has them all.
+    """
+    t = _now(t)
+    host = model.fabric.devices.get(device)
+    nic = None
+    if isinstance(host, Host):
+        nic = next((n for n in host.nics if netdev in (n.netdev, n.name)), None)
+    if nic is None or (device, nic.name) not in model.fabric.neighbours:
+        return "netlink error: no device matches name (offset 24)\nnetlink error: No such device\n", 1
+    c = model.port_counters(device, nic.name, t)
+    rows: list[tuple[str, int]] = [
+        ("rx_packets", c["if_in_ucast_pkts"]), ("rx_bytes", c["if_in_octets"]),
+        ("tx_packets", c["if_out_ucast_pkts"]), ("tx_bytes", c["if_out_octets"]),
+        ("rx_vport_rdma_unicast_packets", c["if_in_ucast_pkts"]),
+        ("rx_vport_rdma_unicast_bytes", c["if_in_octets"]),
+        ("tx_vport_rdma_unicast_packets", c["if_out_ucast_pkts"]),
+        ("tx_vport_rdma_unicast_bytes", c["if_out_octets"]),
+        ("rx_packets_phy", c["if_in_ucast_pkts"]), ("rx_bytes_phy", c["if_in_octets"]),
+        ("tx_packets_phy", c["if_out_ucast_pkts"]), ("tx_bytes_phy", c["if_out_octets"]),
+        ("rx_discards_phy", c["if_in_discards"]), ("tx_discards_phy", c["if_out_discards"]),
+        ("rx_crc_errors_phy", c["if_in_errors"]), ("rx_symbol_err_phy", 0),
+        ("link_down_events_phy", c.get("link_down_events", c.get("LinkDownedCounter", 0))),
+        ("rx_out_of_buffer", 0),
+    ]
+    for p in range(8):
+        rows += [
+            (f"rx_prio{p}_pause", c.get(f"rx_prio{p}_pause", 0)),
+            (f"rx_prio{p}_pause_duration", c.get(f"rx_prio{p}_pause_duration", 0)),
+            (f"tx_prio{p}_pause", c.get(f"tx_prio{p}_pause", 0)),
+            (f"tx_prio{p}_pause_duration", c.get(f"tx_prio{p}_pause_duration", 0)),
+        ]
+    rows += [(n, c.get(n, 0)) for n in ("tx_pause_storm_warning_events", "tx_pause_storm_error_events",
+                                       "np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled",
+                                       "rp_cnp_ignored")]
+    return "NIC statistics:\n" + "".join(f"     {n}: {v}\n" for n, v in rows), 0
+
+
+# --------------------------------------------------------------------------- switch show commands
+def _counters(model: TrafficModel, device: str, port: str, t: float) -> dict[str, int]:
+    return model.port_counters(device, port, t)
+
+
+def _resolve_port(model: TrafficModel, device: str, text: str) -> str | None:
+    """Accept the inventory name and the usual abbreviations (``Et1/1``, ``eth1/1``, ``e1/1``)."""
+    ports = model.ports(device)
+    if text in ports:
+        return text
+    m = re.match(r"^(?:ethernet|eth|et|e)\s*(\d.*)$", text, re.IGNORECASE)
+    if m:
+        cand = f"Ethernet{m.group(1)}"
+        if cand in ports:
+            return cand
+    low = {p.lower(): p for p in ports}
+    return low.get(text.lower())
+
+
+def _no_port(device: str, text: str) -> tuple[str, int]:
+    return f"Error: interface {text} not found on {device}\n", 1
+
+
+def _lossless(model: TrafficModel) -> int:
+    return model.lossless_prio
+
+
+def _wd_state(c: dict[str, int], p: int) -> tuple[int, int, bool]:
+    det, res = c.get(f"pfcwd_storm_detected.{p}", 0), c.get(f"pfcwd_storm_restored.{p}", 0)
+    return det, res, det > res
+
+
+def _table(headers: list[str], rows: list[list[str]], align: list[str]) -> str:
+    """A ``tabulate``-style "simple" table (as SONiC's show commands print)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, align, strict=True))
+
+    lines = [fmt(headers).rstrip(), "  ".join("-" * w for w in widths)]
+    lines += [fmt(r).rstrip() for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _comma(v: int) -> str:
+    return f"{v:,}"
+
+
+# ----- NVUE (Cumulus)
+def nvue_qos_roce_counters(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
+    """``nv show interface SWP qos roce counters`` (modelled on NVUE's operational-column layout)."""
+    c = _counters(model, device, port, t)
+    p = _lossless(model)
+    cnp = model.cnp_prio
+    rows: list[tuple[int, str, object]] = [
+        (0, "rx-stats", ""),
+        (1, "rx-pfc-stats", ""),
+        (2, "pause-packets", c[f"pfc_rx_pause.{p}"]),
+        (2, "pause-duration", c[f"pfc_rx_pause_duration.{p}"]),
+        (1, "rx-roce-stats", ""),
+        (2, "pg-packets", c["if_in_ucast_pkts"]),
+        (2, "pg-bytes", c["if_in_octets"]),
+        (2, "no-buffer-discard", c["if_in_discards"]),
+        (0, "tx-stats", ""),
+        (1, "tx-pfc-stats", ""),
+        (2, "pause-packets", c[f"pfc_tx_pause.{p}"]),
+        (2, "pause-duration", c[f"pfc_tx_pause_duration.{p}"]),
+        (1, "tx-ecn-stats", ""),
+        (2, "ecn-marked-packets", c[f"ecn_marked.{p}"]),
+        (1, "tx-roce-stats", ""),
+        (2, "tc-packets", c[f"tc_tx_pkts.{p}"]),
+        (2, "tc-bytes", c[f"tc_tx_bytes.{p}"]),
+        (2, "unicast-no-buffer-discard", c[f"tc_nobuffer_discard.{p}"]),
+        (2, "wred-discard", c[f"tc_wred_discard.{p}"]),
+        (1, "tx-cnp-stats", ""),
+        (2, "tc-packets", c.get(f"tc_tx_pkts.{cnp}", 0)),
+    ]
+    width = 34
+    lines = [" " * (width + 2) + "operational", "-" * width + "  " + "-" * 11]
+    for depth, name, value in rows:
+        lines.append((("  " * depth + name).ljust(width) + "  " + str(value)).rstrip())
+    return "\n".join(lines) + "\n", 0
+
+
+def nvue_pfc_watchdog(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
+    """``nv show interface SWP qos pfc-watchdog``: per traffic class status OK/DEADLOCK and deadlock-count."""
+    c = _counters(model, device, port, t)
+    p = _lossless(model)
+    det, _res, storm = _wd_state(c, p)
+    rows = [[str(p), "DEADLOCK" if storm else "OK", str(det)]]
+    return _table(["traffic-class", "status", "deadlock-count"], rows, ["l", "l", "r"]), 0
+
+
+# ----- SONiC
+def _sonic_ports(model: TrafficModel, device: str, port: str | None) -> list[str] | None:
+    if port is None:
+        return model.ports(device)
+    p = _resolve_port(model, device, port)
+    return [p] if p else None
+
+
+def sonic_queue_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
+    """``show queue counters [IF]``: UC0-7 per port, Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes."""
+    ports = _sonic_ports(model, device, port)
+    if ports is None:
+        return _no_port(device, port or "")
+    rows = []
+    for name in ports:
+        c = _counters(model, device, name, t)
+        for q in range(8):
+            drops = c[f"tc_nobuffer_discard.{q}"] + c[f"tc_wred_discard.{q}"] + c[f"pfcwd_tx_drop.{q}"]
+            rows.append([name, f"UC{q}", _comma(c[f"tc_tx_pkts.{q}"]), _comma(c[f"tc_tx_bytes.{q}"]),
+                         _comma(drops), _comma(drops * 4166)])
+    return _table(["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"], rows,
+                  ["r", "r", "r", "r", "r", "r"]), 0
+
+
+def sonic_wred_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
+    """``show queue wredcounters [IF]``: WredDrp/pkts, WredDrp/bytes, EcnMarked/pkts, EcnMarked/bytes."""
+    ports = _sonic_ports(model, device, port)
+    if ports is None:
+        return _no_port(device, port or "")
+    rows = []
+    for name in ports:
+        c = _counters(model, device, name, t)
+        for q in range(8):
+            w, e = c[f"tc_wred_discard.{q}"], c[f"ecn_marked.{q}"]
+            rows.append([name, f"UC{q}", _comma(w), _comma(w * 4166), _comma(e), _comma(e * 4166)])
+    return _table(["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"], rows,
+                  ["r", "r", "r", "r", "r", "r"]), 0
+
+
+def sonic_pfc_counters(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
+    """``show pfc counters``: an Rx table then a Tx table, PFC0..PFC7 per port."""
+    parts = []
+    for d, title in (("rx", "Port Rx"), ("tx", "Port Tx")):
+        rows = []
+        for name in model.ports(device):
+            c = _counters(model, device, name, t)
+            rows.append([name] + [_comma(c[f"pfc_{d}_pause.{q}"]) for q in range(8)])
+        parts.append(_table([title] + [f"PFC{q}" for q in range(8)], rows, ["r"] * 9))
+    return "\n".join(parts), 0
+
+
+def sonic_pfcwd_stats(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
+    """``pfcwd show stats`` / ``show pfcwd stats``: queues of lossless ports (``PORT:QUEUE``)."""
+    p = _lossless(model)
+    rows = []
+    for name in model.ports(device):
+        c = _counters(model, device, name, t)
+        det, res, storm = _wd_state(c, p)
+        drop = c[f"pfcwd_tx_drop.{p}"]
+        ok = c[f"tc_tx_pkts.{p}"]
+        rows.append([f"{name}:{p}", "stormed" if storm else "operational", f"{det}/{res}", f"{ok}/{drop}",
+                     f"{c['if_in_ucast_pkts']}/0", f"0/{drop if storm else 0}", "0/0"])
+    return _table(["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
+                   "RX LAST OK/DROP"], rows, ["r"] * 7), 0
+
+
+# ----- EOS
+def _eos_short(port: str) -> str:
+    return port.replace("Ethernet", "Et")
+
+
+def eos_counters_ecn(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
+    """``show interfaces [IF] counters ecn`` (modelled): ECN-marked packets per port and TxQ."""
+    ports = _sonic_ports(model, device, port)
+    if ports is None:
+        return f"% Invalid input (at token 2: '{port}')\n", 1
+    lines = ["Port          TxQ    ECN Marked Pkts", "------------  -----  ---------------"]
+    for name in ports:
+        c = _counters(model, device, name, t)
+        for q in range(8):
+            lines.append(f"{_eos_short(name):<12}  TxQ{q:<2} {c[f'ecn_marked.{q}']:>16}")
+    return "\n".join(lines) + "\n", 0
+
+
+def eos_pfc_counters(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
+    """``show priority-flow-control counters detail`` (modelled): Rx/Tx PFC frames per priority."""
+    lines = []
+    for name in model.ports(device):
+        c = _counters(model, device, name, t)
+        lines.append(f"{_eos_short(name)}")
+        lines.append("  Priority       RxPfc           TxPfc")
+        for q in range(8):
+            lines.append(f"  {q:<8} {c[f'pfc_rx_pause.{q}']:>12} {c[f'pfc_tx_pause.{q}']:>15}")
+    return "\n".join(lines) + "\n", 0
+
+
+def eos_pfc_watchdog(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
+    """``show priority-flow-control counters watchdog`` (modelled): stuck/recovered/dropped per TxQ."""
+    p = _lossless(model)
+    lines = ["Port        TxQ   Stuck  Recovered  Dropped(Current)  Dropped(Aggregate)",
+             "----------  ----  -----  ---------  ----------------  ------------------"]
+    for name in model.ports(device):
+        c = _counters(model, device, name, t)
+        det, res, storm = _wd_state(c, p)
+        drop = c[f"pfcwd_tx_drop.{p}"]
+        lines.append(f"{_eos_short(name):<10}  TxQ{p} {det:>6} {res:>10} {drop if storm else 0:>17} {drop:>19}")
+    return "\n".join(lines) + "\n", 0
+
+
+# ----- NX-OS
+def nxos_queuing_interface(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
+    """``show queuing interface ethernet1/N`` (modelled on NX-OS 10.x): per QoS-group egress block, then
+    the PFC statistics table per CoS; ``ECN Marked Pkts`` is in each QoS-group block."""
+    c = _counters(model, device, port, t)
+    p = _lossless(model)
+    out = ["", "slot  1", "=======", "", "", f"Egress Queuing for {port} [System]",
+           "-" * 78]
+    for q in range(8):
+        drops = c[f"tc_nobuffer_discard.{q}"] + c[f"tc_wred_discard.{q}"]
+        out += [
+            "  +-------------------------------------------------------------+",
+            f"  |                              QOS GROUP {q}                    |",
+            "  +-------------------------------------------------------------+",
+            "  |                           |  Unicast       |Multicast       |",
+            "  +-------------------------------------------------------------+",
+            f"  |                   Tx Pkts |{c[f'tc_tx_pkts.{q}']:>16}|{0:>16}|",
+            f"  |                   Tx Byts |{c[f'tc_tx_bytes.{q}']:>16}|{0:>16}|",
+            f"  | WRED/AFD & Tail Drop Pkts |{drops:>16}|{0:>16}|",
+            f"  | WRED/AFD & Tail Drop Byts |{drops * 4166:>16}|{0:>16}|",
+            f"  |              Q Depth Byts |{0:>16}|{0:>16}|",
+            f"  |       WD & Tail Drop Pkts |{c[f'pfcwd_tx_drop.{q}']:>16}|{0:>16}|",
+            f"  |           ECN Marked Pkts |{c[f'ecn_marked.{q}']:>16}|{0:>16}|",
+            "  +-------------------------------------------------------------+",
+        ]
+    tx = sum(c[f"pfc_tx_pause.{q}"] for q in range(8))
+    rx = sum(c[f"pfc_rx_pause.{q}"] for q in range(8))
+    out += ["", "", "  PFC Statistics", "  " + "-" * 76, f"  TxPPP: {tx:>20}, RxPPP: {rx:>20}", "  " + "-" * 76,
+            "   PFC_COS QOS_Group   TxPause                 TxCount            RxPause                 RxCount"]
+    for q in range(8):
+        tx_active = "Active" if q == p and c[f"pfc_tx_pause.{q}"] else "Inactive"
+        rx_active = "Active" if q == p and c[f"pfc_rx_pause.{q}"] else "Inactive"
+        out.append(f"   {q:>7} {q:>9} {tx_active:>9} {c[f'pfc_tx_pause.{q}']:>23} {rx_active:>18} "
+                   f"{c[f'pfc_rx_pause.{q}']:>23}")
+    out.append("  " + "-" * 76)
+    return "\n".join(out) + "\n", 0
+
+
+def nxos_pfc_queue_detail(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
+    """``show queuing pfc-queue interface ethernet1/N detail`` (modelled): PFC watchdog per no-drop QoS group."""
+    c = _counters(model, device, port, t)
+    p = _lossless(model)
+    det, res, storm = _wd_state(c, p)
+    out = [
+        "+----------------------------------------------------+",
+        "Global watch-dog interval [Enabled]",
+        "+----------------------------------------------------+",
+        "",
+        f"{port} Interface PFC watchdog: [Enabled]",
+        "+----------------------------------------------------+",
+        f"|     QOS GROUP {p} [{'Shutdown' if storm else 'Active'}] PFC [YES] PFC-COS [{p}]",
+        "+----------------------------------------------------+",
+        "|               |  Stats                             |",
+        "+----------------------------------------------------+",
+        f"|         Shutdown|{det:>34}|",
+        f"|         Restored|{res:>34}|",
+        f"|  Total pkts drained|{0:>31}|",
+        f"|  Total pkts dropped|{c[f'pfcwd_tx_drop.{p}']:>31}|",
+        "+----------------------------------------------------+",
+    ]
+    return "\n".join(out) + "\n", 0
+
+
+# --------------------------------------------------------------------------- dispatch
+Renderer = Callable[["TrafficModel", str, "re.Match[str]", float], tuple[str, int]]
+
+
+def _with_port(fn: Callable[[TrafficModel, str, str, float], tuple[str, int]]) -> Renderer:
+    def render(model: TrafficModel, device: str, m: re.Match[str], t: float) -> tuple[str, int]:
+        port = _resolve_port(model, device, m.group("port"))
+        if port is None:
+            return _no_port(device, m.group("port"))
+        return fn(model, device, port, t)
+    return render
+
+
+def _opt_port(fn: Callable[[TrafficModel, str, str | None, float], tuple[str, int]]) -> Renderer:
+    def render(model: TrafficModel, device: str, m: re.Match[str], t: float) -> tuple[str, int]:
+        return fn(model, device, m.group("port"), t)
+    return render
+
+
+def _no_args(fn: Callable[[TrafficModel, str, float], tuple[str, int]]) -> Renderer:
+    def render(model: TrafficModel, device: str, m: re.Match[str], t: float) -> tuple[str, int]:
+        return fn(model, device, t)
+    return render
+
+
+_P = r"(?P<port>\S+)"
+SHOW_COMMANDS: dict[str, list[tuple[re.Pattern[str], Renderer]]] = {
+    "cumulus-nvue": [
+        (re.compile(rf"^nv show interface {_P} qos roce counters$"), _with_port(nvue_qos_roce_counters)),
+        (re.compile(rf"^nv show interface {_P} qos pfc-watchdog$"), _with_port(nvue_pfc_watchdog)),
+    ],
+    "sonic": [
+        (re.compile(rf"^show queue counters(?: {_P})?$"), _opt_port(sonic_queue_counters)),
+        (re.compile(rf"^show queue wredcounters(?: {_P})?$"), _opt_port(sonic_wred_counters)),
+        (re.compile(r"^show pfc counters$"), _no_args(sonic_pfc_counters)),
+        (re.compile(r"^(?:pfcwd show stats|show pfcwd stats?)$"), _no_args(sonic_pfcwd_stats)),
+    ],
+    "eos": [
+        (re.compile(rf"^show interfaces?(?: {_P})? counters ecn$", re.IGNORECASE), _opt_port(eos_counters_ecn)),
+        (re.compile(r"^show priority-flow-control counters(?: detail)?$"), _no_args(eos_pfc_counters)),
+        (re.compile(r"^show priority-flow-control counters watchdog$"), _no_args(eos_pfc_watchdog)),
+    ],
+    "nxos": [
+        (re.compile(rf"^show queuing interface {_P}$", re.IGNORECASE), _with_port(nxos_queuing_interface)),
+        (re.compile(rf"^show queuing pfc-queue interface {_P}(?: detail)?$", re.IGNORECASE),
+         _with_port(nxos_pfc_queue_detail)),
+    ],
+}
+"""Per switch platform: (command regex, renderer). Data, looked up by the device's platform."""
+
+
+def _ib_only(model: TrafficModel) -> bool:
+    return model.technology == "infiniband"
+
+
+def run(
+    model: TrafficModel, device: str, line: str, t: float | None = None, *, down: Collection[str] = ()
+) -> tuple[str, int] | None:
+    """Render the telemetry command ``line`` typed on ``device``; None when it is not one.
+
+    ``down``: devices the caller knows are unreachable (faults), for ``sminfo``'s SM election.
+    Commands: ``perfquery [-x] [LID [PORT]]``, ``ibqueryerrors [-s NAMES] [-c]``, ``ibnetdiscover``,
+    ``sminfo [LID]``, ``ethtool -S NETDEV``, and per switch platform the ECN / PFC-watchdog show
+    commands of :data:`SHOW_COMMANDS`.
+    """
+    t = _now(t)
+    text = " ".join(line.strip().split())
+    if text.startswith("sudo "):
+        text = text[5:]
+    if not text:
+        return None
+    dev = model.fabric.devices.get(device)
+    if dev is None:
+        return None
+    for rx, render in SHOW_COMMANDS.get(dev.platform, []):
+        m = rx.match(text)
+        if m:
+            return render(model, device, m, t)
+    try:
+        argv = shlex.split(text)
+    except ValueError:
+        return None
+    cmd, args = argv[0], argv[1:]
+    if cmd == "ethtool" and len(args) == 2 and args[0] in ("-S", "--statistics"):
+        return ethtool_stats(model, device, args[1], t)
+    if not _ib_only(model) or isinstance(dev, Switch):
+        return None
+    if cmd == "perfquery":
+        extended = False
+        nums: list[int] = []
+        for a in args:
+            if a in ("-x", "--extended"):
+                extended = True
+            elif a.startswith("-"):
+                continue
+            else:
+                try:
+                    nums.append(int(a, 0))
+                except ValueError:
+                    return f"perfquery: invalid argument {a!r}\n", 255
+        lid = nums[0] if nums else None
+        port = nums[1] if len(nums) > 1 else None
+        return perfquery(model, device, lid, port, t, extended=extended)
+    if cmd == "ibqueryerrors":
+        suppress: list[str] = []
+        it = iter(args)
+        for a in it:
+            if a in ("-s", "--suppress"):
+                suppress += next(it, "").split(",")
+            elif a in ("-c", "--suppress-common"):
+                suppress.append("PortRcvSwitchRelayErrors")
+        return ibqueryerrors(model, t, suppress=suppress)
+    if cmd == "ibnetdiscover":
+        return ibnetdiscover(model, t, device), 0
+    if cmd == "sminfo":
+        lid_arg = next((a for a in args if not a.startswith("-")), None)
+        try:
+            lid = int(lid_arg, 0) if lid_arg is not None else None
+        except ValueError:
+            return f"sminfo: invalid lid {lid_arg!r}\n", 255
+        return sminfo(model, device, lid, t, down=down)
+    return None

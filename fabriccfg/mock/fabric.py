@@ -1,0 +1,553 @@
+"""Start a whole mock fabric: one SSH server per managed device and one SNMP agent per switch.
+
+In-process (tests, the demo) everything runs in one asyncio loop on a background thread; for large
+fabrics (``processes`` > 1, chosen automatically above :data:`DEVICES_PER_PROCESS` devices) the devices
+are split over worker processes, each with its own loop and its own copy of the traffic model (same
+``t0`` and seed, so both ends of a link agree).
+
+Files written next to the endpoints file ``DIR/NAME.json`` (default ``mock-endpoints.json``):
+``NAME.known_hosts`` (host keys), ``NAME.id_ed25519`` (a client key every device accepts),
+``NAME.control.json`` (scenario injection: workers poll it and acknowledge in ``NAME.ack.<worker>``),
+``NAME.state.json`` (what ``mock inject``/``mock down`` need) and, when detached, ``NAME.pid``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import logging
+import math
+import multiprocessing
+import os
+import secrets as pysecrets
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from fabriccfg import platforms
+from fabriccfg.inventory.models import Fabric
+from fabriccfg.mock.ssh import (
+    CliProfile,
+    DeviceServer,
+    DeviceState,
+    FaultError,
+    Faults,
+    faults_by_device,
+    public_key_line,
+)
+from fabriccfg.targets import Endpoint, SnmpAccess, write_endpoints
+
+log = logging.getLogger(__name__)
+
+DEVICES_PER_PROCESS = 40
+CONTROL_POLL_S = 0.25
+
+
+class MockError(Exception):
+    """The mock fabric cannot start or be controlled (message is safe to print)."""
+
+
+def profile_for(platform: str) -> CliProfile | None:
+    """The mock CLI profile of ``platform`` (None for platforms without a CLI)."""
+    info = platforms.info(platform)
+    if info.device_type is None:
+        return None
+    module = platforms.module(platform).__name__.rsplit(".", 1)[-1]
+    prof: CliProfile = importlib.import_module(f"fabriccfg.mock.profiles.{module}").PROFILE
+    return prof
+
+
+def managed_devices(fabric: Fabric) -> list[str]:
+    """Devices that get an SSH server (platforms with a CLI), in inventory order."""
+    return [name for name, dev in fabric.devices.items() if platforms.info(dev.platform).device_type]
+
+
+def sidecar(endpoints_file: Path, suffix: str) -> Path:
+    return endpoints_file.with_name(endpoints_file.stem + suffix)
+
+
+# ---------------------------------------------------------------------------------------- worker
+@dataclass
+class WorkerSpec:
+    """Everything one worker (thread or process) needs; picklable."""
+
+    worker_id: int
+    fabric: Fabric
+    names: list[str]
+    passwords: dict[str, str]
+    username: str
+    community: str
+    v3_user: dict[str, str]
+    fault_specs: list[str]
+    scenarios: list[str]
+    seed: int
+    t0: float
+    client_key: str
+    control_path: str | None
+    host: str = "127.0.0.1"
+    snmp: bool = True
+
+
+@dataclass
+class StartedDevice:
+    name: str
+    ssh_port: int | None
+    snmp_port: int | None
+    host_key: str
+    """The public key line written to known_hosts."""
+    faults: list[str] = field(default_factory=list)
+
+
+class Worker:
+    """A set of mock devices on one event loop."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.spec = spec
+        self.devices: dict[str, DeviceState] = {}
+        self.servers: dict[str, DeviceServer] = {}
+        self.agents: dict[str, Any] = {}
+        self.model: Any = None
+        self._control_task: asyncio.Task[None] | None = None
+        self._control_seen: tuple[float, int] = (0.0, -1)
+        self._applied_ops = 0
+
+    def _make_model(self) -> Any:
+        try:
+            from fabriccfg.mock.traffic import TrafficModel
+        except ImportError:
+            return None
+        try:
+            return TrafficModel(self.spec.fabric, self.spec.scenarios, seed=self.spec.seed, t0=self.spec.t0)
+        except Exception as exc:
+            log.warning("traffic model unavailable: %s", exc)
+            return None
+
+    def _telemetry(self, name: str, down: frozenset[str]) -> Callable[[str], tuple[str, int] | None] | None:
+        if self.model is None:
+            return None
+        try:
+            from fabriccfg.mock import cli_telemetry
+        except ImportError:
+            return None
+        model = self.model
+
+        def run(line: str) -> tuple[str, int] | None:
+            try:
+                return cli_telemetry.run(model, name, line, down=down)
+            except Exception as exc:  # the mock must answer, even when a renderer is unfinished
+                log.debug("telemetry %r on %s failed: %s", line, name, exc)
+                return None
+        return run
+
+    async def start(self) -> list[StartedDevice]:
+        spec = self.spec
+        fab = spec.fabric
+        faults = faults_by_device(spec.fault_specs)
+        down = frozenset(n for n, f in faults.items() if f.unreachable)
+        self.model = self._make_model()
+        client_keys = asyncssh.import_authorized_keys(spec.client_key)
+        results: list[StartedDevice] = []
+
+        async def one(name: str) -> StartedDevice:
+            dev_model = fab.devices[name]
+            profile = profile_for(dev_model.platform)
+            assert profile is not None
+            f = faults.get(name, Faults())
+            dev = DeviceState(name=name, platform=dev_model.platform, device=dev_model, fabric=fab, faults=f)
+            profile.init_state(dev)
+            dev.telemetry = self._telemetry(name, down)
+            key = asyncssh.generate_private_key("ssh-ed25519")
+            alt = asyncssh.generate_private_key("ssh-ed25519") if f.hostkey_changed else None
+            server = DeviceServer(dev, profile, username=spec.username, password=spec.passwords[name],
+                                  host_key=key, alt_host_key=alt, client_keys=client_keys)
+            ssh_port = await server.start(spec.host)
+            self.devices[name] = dev
+            self.servers[name] = server
+            snmp_port = await self._start_agent(name, f)
+            return StartedDevice(name, ssh_port, snmp_port, public_key_line(key), f.kinds())
+
+        results = list(await asyncio.gather(*(one(n) for n in spec.names)))
+        if spec.control_path:
+            self._control_task = asyncio.get_running_loop().create_task(self._control_loop(Path(spec.control_path)))
+        return results
+
+    async def _start_agent(self, name: str, f: Faults) -> int | None:
+        spec = self.spec
+        if not spec.snmp or self.model is None:
+            return None
+        info = platforms.info(spec.fabric.devices[name].platform)
+        if not info.has_snmp or info.kind != "switch":
+            return None
+        try:
+            from fabriccfg.mock.snmp import start_agent
+            agent = await start_agent(self.model, name, host=spec.host, community=spec.community,
+                                      v3_user=spec.v3_user, faults=["snmp-timeout"] if f.snmp_timeout else [])
+        except Exception as exc:
+            log.warning("%s: no SNMP agent: %s", name, exc)
+            return None
+        self.agents[name] = agent
+        return int(agent.port)
+
+    # ----- runtime scenario control
+    def apply_op(self, op: dict[str, Any]) -> str | None:
+        if self.model is None:
+            return "no traffic model"
+        try:
+            if op.get("op") == "inject":
+                self.model.inject(str(op["spec"]), t=float(op.get("t") or time.time()))
+            elif op.get("op") == "clear":
+                self.model.clear(t=float(op.get("t") or time.time()))
+        except Exception as exc:
+            return str(exc)
+        return None
+
+    async def _control_loop(self, path: Path) -> None:
+        ack = _control_ack_name(path, self.spec.worker_id)
+        while True:
+            await asyncio.sleep(CONTROL_POLL_S)
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue
+            stamp = (st.st_mtime, st.st_size)
+            if stamp == self._control_seen:
+                continue
+            self._control_seen = stamp
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            ops = doc.get("ops", [])
+            errors = []
+            for op in ops[self._applied_ops:]:
+                err = self.apply_op(op)
+                if err:
+                    errors.append(err)
+            self._applied_ops = len(ops)
+            tmp = ack.with_name(ack.name + ".tmp")
+            tmp.write_text(json.dumps({"version": doc.get("version", 0), "errors": errors}), encoding="utf-8")
+            tmp.replace(ack)
+
+    def close(self) -> None:
+        if self._control_task is not None:
+            self._control_task.cancel()
+        for server in self.servers.values():
+            server.close()
+        for agent in self.agents.values():
+            with contextlib.suppress(Exception):
+                agent.close()
+
+
+def _control_ack_name(control: Path, worker_id: int) -> Path:
+    return control.with_name(control.name.removesuffix(".control.json") + f".ack.{worker_id}")
+
+
+def _process_main(conn: Any, spec: WorkerSpec) -> None:
+    """Entry point of a worker process: start, report ports, serve until told to stop (or EOF)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    worker = Worker(spec)
+    try:
+        started = loop.run_until_complete(worker.start())
+    except Exception as exc:
+        conn.send(("error", f"{exc.__class__.__name__}: {exc}"))
+        return
+    conn.send(("ok", started))
+    stop = asyncio.Event()
+    loop.add_reader(conn.fileno(), stop.set)
+    loop.run_until_complete(stop.wait())
+    worker.close()
+    loop.run_until_complete(asyncio.sleep(0))
+
+
+# ---------------------------------------------------------------------------------------- fabric
+class MockFabric:
+    """A running mock fabric; use as a context manager or call :meth:`start`/:meth:`stop`.
+
+    >>> with MockFabric(fabric, scenarios=["healthy"], workdir=tmp_path) as mock:
+    ...     ep = mock.endpoints["leaf-r2"]          # fabriccfg.targets.Endpoint
+    ...     mock.inject("pause-storm:gpu01")
+    """
+
+    def __init__(self, fabric: Fabric, scenarios: Iterable[str] = (), faults: Iterable[str] = (),
+                 workdir: Path | None = None, seed: int = 0, *, endpoints_file: Path | None = None,
+                 host: str = "127.0.0.1", processes: int | None = None, snmp: bool = True,
+                 inventory_path: Path | None = None) -> None:
+        self.fabric = fabric
+        self.scenarios = list(scenarios)
+        self.fault_specs = list(faults)
+        self.seed = seed
+        self.host = host
+        self.snmp = snmp
+        self.inventory_path = inventory_path
+        if endpoints_file is None:
+            endpoints_file = (workdir or Path(".fabriccfg")) / "mock-endpoints.json"
+        self.endpoints_file = Path(endpoints_file)
+        self.workdir = self.endpoints_file.parent
+        self.known_hosts = sidecar(self.endpoints_file, ".known_hosts")
+        self.client_key_file = sidecar(self.endpoints_file, ".id_ed25519")
+        self.control_file = sidecar(self.endpoints_file, ".control.json")
+        self.state_file = sidecar(self.endpoints_file, ".state.json")
+        self.names = managed_devices(fabric)
+        self._check_inputs()
+        n = len(self.names)
+        if processes is None:
+            processes = 1 if n <= DEVICES_PER_PROCESS else min(max(2, os.cpu_count() or 2),
+                                                                math.ceil(n / DEVICES_PER_PROCESS))
+        self.processes = max(1, processes)
+        self.endpoints: dict[str, Endpoint] = {}
+        self.started: dict[str, StartedDevice] = {}
+        self.start_seconds = 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._worker: Worker | None = None
+        self._procs: list[tuple[Any, Any]] = []
+        self._version = 0
+        self._ops: list[dict[str, Any]] = []
+
+    def _check_inputs(self) -> None:
+        try:
+            per_device = faults_by_device(self.fault_specs)
+        except FaultError as exc:
+            raise MockError(str(exc)) from None
+        for name in per_device:
+            if name not in self.fabric.devices:
+                raise MockError(f"fault for unknown device {name!r}")
+            if name not in self.names:
+                raise MockError(f"fault for {name!r}: its platform has no CLI to mock")
+        try:
+            from fabriccfg.mock.scenarios import parse_all
+        except ImportError:
+            return
+        try:
+            parse_all(self.scenarios, self.fabric)
+        except ValueError as exc:
+            raise MockError(str(exc)) from None
+
+    # ----- lifecycle
+    def __enter__(self) -> MockFabric:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> MockFabric:
+        t_start = time.perf_counter()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        creds = self.fabric.credentials
+        username = creds.ssh.username or "admin"
+        passwords = {n: pysecrets.token_urlsafe(12) for n in self.names}
+        community = "mock-" + pysecrets.token_hex(6)
+        v3_name = (creds.snmp.user if creds.snmp and creds.snmp.user else None) or "fabric"
+        v3 = {"user": v3_name, "auth_key": pysecrets.token_urlsafe(12), "priv_key": pysecrets.token_urlsafe(12),
+              "auth_protocol": "sha", "priv_protocol": "aes"}
+        client = asyncssh.generate_private_key("ssh-ed25519")
+        self.client_key_file.write_bytes(client.export_private_key("openssh"))
+        self.client_key_file.chmod(0o600)
+        client_pub = client.export_public_key("openssh").decode()
+        t0 = time.time()
+        self._write_control()
+        chunks = [self.names[i::self.processes] for i in range(self.processes)] if self.names else [[]]
+        specs = [WorkerSpec(worker_id=i, fabric=self.fabric, names=chunk, passwords=passwords, username=username,
+                            community=community, v3_user=v3, fault_specs=self.fault_specs,
+                            scenarios=self.scenarios, seed=self.seed, t0=t0, client_key=client_pub,
+                            control_path=str(self.control_file), host=self.host, snmp=self.snmp)
+                 for i, chunk in enumerate(chunks)]
+        try:
+            started = self._start_thread(specs[0]) if self.processes == 1 else self._start_processes(specs)
+        except BaseException:
+            self.stop()
+            raise
+        self.started = {s.name: s for s in started}
+        self._write_files(started, username, passwords, community, v3)
+        self.start_seconds = time.perf_counter() - t_start
+        return self
+
+    def _start_thread(self, spec: WorkerSpec) -> list[StartedDevice]:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="mock-fabric", daemon=True)
+        self._thread.start()
+        self._worker = Worker(spec)
+        fut = asyncio.run_coroutine_threadsafe(self._worker.start(), loop)
+        return fut.result(timeout=120)
+
+    def _start_processes(self, specs: list[WorkerSpec]) -> list[StartedDevice]:
+        ctx = multiprocessing.get_context("spawn")
+        for spec in specs:
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_process_main, args=(child, spec), daemon=True,
+                               name=f"mock-worker-{spec.worker_id}")
+            proc.start()
+            child.close()
+            self._procs.append((proc, parent))
+        out: list[StartedDevice] = []
+        for proc, conn in self._procs:
+            if not conn.poll(120):
+                raise MockError(f"{proc.name} did not start within 120 s")
+            status, payload = conn.recv()
+            if status != "ok":
+                raise MockError(f"{proc.name}: {payload}")
+            out.extend(payload)
+        return out
+
+    def stop(self) -> None:
+        if self._worker is not None and self._loop is not None:
+            worker, loop = self._worker, self._loop
+            with contextlib.suppress(Exception):
+                loop.call_soon_threadsafe(worker.close)
+
+                async def _drain() -> None:
+                    await asyncio.sleep(0)
+
+                asyncio.run_coroutine_threadsafe(_drain(), loop).result(timeout=5)
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            with contextlib.suppress(Exception):
+                loop.close()
+        self._worker = None
+        self._loop = None
+        self._thread = None
+        for proc, conn in self._procs:
+            with contextlib.suppress(Exception):
+                conn.send("stop")
+                conn.close()
+        for proc, _ in self._procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=2)
+        self._procs = []
+
+    # ----- files
+    def _write_files(self, started: list[StartedDevice], username: str, passwords: dict[str, str],
+                     community: str, v3: dict[str, str]) -> None:
+        kh_lines = []
+        eps: list[Endpoint] = []
+        version = self.fabric.credentials.snmp.version if self.fabric.credentials.snmp else "3"
+        for s in sorted(started, key=lambda s: self.names.index(s.name)):
+            dev = self.fabric.devices[s.name]
+            info = platforms.info(dev.platform)
+            kh_lines.append(f"[{self.host}]:{s.ssh_port} {s.host_key}")
+            snmp = None
+            if s.snmp_port is not None:
+                snmp = (SnmpAccess(version="2c", community=community) if version == "2c" else
+                        SnmpAccess(version="3", user=v3["user"], auth_protocol="sha", auth_key=v3["auth_key"],
+                                   priv_protocol="aes", priv_key=v3["priv_key"]))
+            eps.append(Endpoint(name=s.name, platform=dev.platform, device_type=info.device_type, host=self.host,
+                                ssh_port=s.ssh_port, snmp_port=s.snmp_port, username=username,
+                                password=passwords[s.name], known_hosts=str(self.known_hosts.resolve()),
+                                snmp=snmp))
+        self.known_hosts.write_text("".join(x + "\n" for x in kh_lines), encoding="utf-8")
+        write_endpoints(self.endpoints_file, eps)
+        self.endpoints = {e.name: e for e in eps}
+        state = {"inventory": str(self.inventory_path.resolve()) if self.inventory_path else None,
+                 "workers": self.processes, "seed": self.seed, "scenarios": self.scenarios,
+                 "faults": self.fault_specs, "pid": os.getpid(), "started": time.time(),
+                 "control": str(self.control_file.resolve())}
+        self.state_file.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+
+    def cleanup_files(self) -> None:
+        """Remove every file this mock wrote (``mock down``)."""
+        remove_files(self.endpoints_file, self.processes)
+
+    # ----- in-process access
+    def device(self, name: str) -> DeviceState:
+        """The live state of ``name`` (in-process mode only; read it, or change it via :meth:`call`)."""
+        if self._worker is None:
+            raise MockError("device state is only reachable in in-process mode (processes=1)")
+        return self._worker.devices[name]
+
+    def call(self, fn: Callable[[], Any], timeout: float = 10.0) -> Any:
+        """Run ``fn`` on the mock's event loop (in-process mode) and return its result."""
+        if self._loop is None:
+            raise MockError("no in-process loop")
+
+        async def run() -> Any:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout)
+
+    @property
+    def model(self) -> Any:
+        return self._worker.model if self._worker is not None else None
+
+    # ----- scenarios at runtime
+    def _write_control(self) -> None:
+        doc = {"version": self._version, "ops": self._ops}
+        tmp = self.control_file.with_name(self.control_file.name + ".tmp")
+        tmp.write_text(json.dumps(doc), encoding="utf-8")
+        tmp.replace(self.control_file)
+
+    def inject(self, spec: str, timeout: float = 5.0) -> None:
+        """Start scenario ``spec`` now in every worker (waits for their acknowledgement)."""
+        send_control(self.endpoints_file, {"op": "inject", "spec": spec}, self.processes, timeout,
+                     fabric=self.fabric)
+
+    def clear_scenarios(self, timeout: float = 5.0) -> None:
+        send_control(self.endpoints_file, {"op": "clear"}, self.processes, timeout)
+
+
+def send_control(endpoints_file: Path, op: dict[str, Any], workers: int, timeout: float = 5.0,
+                 fabric: Fabric | None = None) -> None:
+    """Append ``op`` to the control file and wait until every worker acknowledged it."""
+    if op.get("op") == "inject" and fabric is not None:
+        try:
+            from fabriccfg.mock.scenarios import parse
+            parse(str(op["spec"]), fabric)
+        except ImportError:
+            pass
+        except ValueError as exc:
+            raise MockError(str(exc)) from None
+    control = sidecar(endpoints_file, ".control.json")
+    try:
+        doc = json.loads(control.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        raise MockError(f"{control}: no running mock fabric here") from None
+    doc["version"] = int(doc.get("version", 0)) + 1
+    doc.setdefault("ops", []).append({**op, "t": time.time()})
+    tmp = control.with_name(control.name + ".tmp")
+    tmp.write_text(json.dumps(doc), encoding="utf-8")
+    tmp.replace(control)
+    deadline = time.monotonic() + timeout
+    pending = set(range(workers))
+    errors: list[str] = []
+    while pending and time.monotonic() < deadline:
+        for w in list(pending):
+            try:
+                ack = json.loads(_control_ack_name(control, w).read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            if int(ack.get("version", -1)) >= doc["version"]:
+                pending.discard(w)
+                errors += ack.get("errors", [])
+        if pending:
+            time.sleep(0.05)
+    if pending:
+        raise MockError(f"mock workers {sorted(pending)} did not acknowledge within {timeout:g} s")
+    if errors:
+        raise MockError("; ".join(sorted(set(errors))))
+
+
+def remove_files(endpoints_file: Path, workers: int = 64) -> None:
+    for path in [endpoints_file, *(sidecar(endpoints_file, s) for s in
+                                   (".known_hosts", ".id_ed25519", ".control.json", ".state.json", ".pid",
+                                    ".log"))]:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    control = sidecar(endpoints_file, ".control.json")
+    for w in range(workers):
+        with contextlib.suppress(FileNotFoundError):
+            _control_ack_name(control, w).unlink()

@@ -1,0 +1,279 @@
+"""The OID layout the mock SNMP agent serves for one device: which MIB objects, and where each value comes from.
+
+Why a table: the agent answers GETNEXT/GETBULK by bisecting one sorted list of OIDs, and the poller
+(``fabriccfg.telemetry``) polls the same numeric OIDs (:mod:`fabriccfg.telemetry.oids`), so the whole
+layout lives here, in one place. Per platform (data, :data:`PLATFORM_MIBS`):
+
+=================  ===============================================================================
+cumulus-nvue,      SNMPv2-MIB system, IF-MIB ifTable + ifXTable, IEEE8021-PFC-MIB, MELLANOX-QOS-MIB
+sonic              (PFC table per priority, TC table per traffic class, port PFC totals), LLDP-MIB
+eos                SNMPv2-MIB, IF-MIB, IEEE8021-PFC-MIB, ARISTA-QUEUE-MIB egress queues, LLDP-MIB
+nxos               SNMPv2-MIB, IF-MIB, IEEE8021-PFC-MIB, LLDP-MIB (documented choice: the standard
+                   MIBs only; NX-OS per-queue counters come from ``show queuing interface``)
+mlnxos-ib          SNMPv2-MIB, IF-MIB, MELLANOX-IF-VPI-MIB (XmitWait, SymbolError Counter64, port
+                   states, GUID); no LLDP on InfiniBand
+other              SNMPv2-MIB, IF-MIB
+=================  ===============================================================================
+
+Indexes and conventions:
+
+* ifIndex = :meth:`TrafficModel.if_index` (switch front-panel position); only cabled ports appear.
+* ``ifName`` = the port name as the inventory spells it (``swp1``, ``Ethernet0``, ``Ethernet1/1``,
+  ``1/1``); ``ifDescr`` the same (``IB1/1`` on MLNX-OS); ``ifAlias`` = ``to PEER:PORT`` (inventory).
+* Counter32 columns (ifIn/OutErrors, ifIn/OutDiscards, ifIn/OutOctets, ifIn/OutUcastPkts, PFC
+  requests/indications) serve the canonical value mod 2**32.
+* MELLANOX-QOS-MIB PFC and TC tables: index ``ifIndex.prio`` / ``ifIndex.tc`` with prio/tc 0..7.
+  Durations in microseconds.
+* ARISTA-QUEUE-MIB egress table: index ``ifIndex.queue.0`` (queue 0..7, packet type 0 = unicast);
+  PktsDropped = no-buffer + WRED + PFC-watchdog drops of that queue.
+* LLDP-MIB: ``lldpLocPortTable`` index lldpLocPortNum = ifIndex (PortId = ifName, subtype 5
+  interfaceName); ``lldpRemTable`` index ``0.ifIndex.1`` (timeMark 0, remIndex 1): ChassisIdSubtype 4
+  (MAC), ChassisId (6 bytes derived from the device name), PortIdSubtype 5 (interfaceName), PortId =
+  the peer's port name, or for a GPU host its netdev (``ens1f0np0``) with PortDesc = the RDMA device
+  (``mlx5_0``), SysName = the peer device name. The neighbour is the *physical* one (cabling-swap).
+* MELLANOX-IF-VPI-MIB: phys state 5 linkUp / 2 polling, logical state 4 active / 1 down, GUID as an
+  8-byte OCTET STRING.
+* ECN-marked counts and PFC watchdog counters are not served (no MIB carries them): CLI only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fabriccfg.inventory.models import Host, Switch
+from fabriccfg.telemetry import oids as O
+
+if TYPE_CHECKING:
+    from fabriccfg.mock.traffic import TrafficModel
+
+# Value kinds (first element of a getter tuple)
+STATIC = 0  # (STATIC, encoded TLV bytes)
+C64 = 1  # (C64, port, name)
+C32 = 2  # (C32, port, name): value mod 2**32
+GAUGE = 3  # (GAUGE, port, name, scale): min(value * scale, 2**32 - 1)
+UPTIME = 4  # (UPTIME,)
+INT_MAP = 5  # (INT_MAP, port, name, {value: int})
+SUM64 = 6  # (SUM64, port, (name, ...))
+LLDP = 7  # (LLDP, port, field)  field: chassis | port_id | port_desc | sys_name
+
+Getter = tuple[object, ...]
+
+SNMPV2 = "SNMPv2-MIB"
+IF_MIB = "IF-MIB"
+PFC_MIB = "IEEE8021-PFC-MIB"
+MLNX_QOS = "MELLANOX-QOS-MIB"
+ARISTA_QUEUE = "ARISTA-QUEUE-MIB"
+LLDP_MIB = "LLDP-MIB"
+MLNX_VPI = "MELLANOX-IF-VPI-MIB"
+
+PLATFORM_MIBS: dict[str, tuple[str, ...]] = {
+    "cumulus-nvue": (SNMPV2, IF_MIB, PFC_MIB, MLNX_QOS, LLDP_MIB),
+    "sonic": (SNMPV2, IF_MIB, PFC_MIB, MLNX_QOS, LLDP_MIB),
+    "eos": (SNMPV2, IF_MIB, PFC_MIB, ARISTA_QUEUE, LLDP_MIB),
+    "nxos": (SNMPV2, IF_MIB, PFC_MIB, LLDP_MIB),
+    "mlnxos-ib": (SNMPV2, IF_MIB, MLNX_VPI),
+}
+DEFAULT_MIBS: tuple[str, ...] = (SNMPV2, IF_MIB)
+
+SYS_DESCR: dict[str, str] = {
+    "cumulus-nvue": "Cumulus Linux 5.9.1 (Linux Kernel 6.1.0-cl-1-amd64)",
+    "sonic": "SONiC Software Version: SONiC.202305 - HwSku: Mellanox-SN5600 - Distribution: Debian 11",
+    "eos": "Arista Networks EOS version 4.31.2F running on an Arista Networks DCS-7060X5-64",
+    "nxos": "Cisco NX-OS(tm) n9000, Software (NXOS 64-bit), Version 10.4(2), RELEASE SOFTWARE",
+    "mlnxos-ib": "MLNX-OS, MQM8700, 3.10.4606",
+}
+SYS_OBJECT_ID: dict[str, tuple[int, ...]] = {
+    "cumulus-nvue": (1, 3, 6, 1, 4, 1, 40310),
+    "sonic": (1, 3, 6, 1, 4, 1, 8072, 3, 2, 10),
+    "eos": (1, 3, 6, 1, 4, 1, 30065, 1, 3011, 7060, 3282, 6400),
+    "nxos": (1, 3, 6, 1, 4, 1, 9, 12, 3, 1, 3, 2238),
+    "mlnxos-ib": (1, 3, 6, 1, 4, 1, 33049, 1, 1, 1, 8700),
+}
+IF_TYPE_ETHERNET = 6
+IF_TYPE_INFINIBAND = 199
+
+OCTETS_PER_PKT_HINT = 4166
+
+
+def mibs_for(platform: str) -> tuple[str, ...]:
+    return PLATFORM_MIBS.get(platform, DEFAULT_MIBS)
+
+
+def mac_of(device: str) -> bytes:
+    """A stable locally administered MAC for ``device`` (LLDP chassis id)."""
+    h = hashlib.blake2b(device.encode(), digest_size=5).digest()
+    return b"\x02" + h
+
+
+# --------------------------------------------------------------------------- minimal BER for static values
+def _len(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    body = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes((0x80 | len(body),)) + body
+
+
+def tlv(tag: int, body: bytes) -> bytes:
+    return bytes((tag,)) + _len(len(body)) + body
+
+
+def enc_uint(tag: int, v: int) -> bytes:
+    return tlv(tag, v.to_bytes((v.bit_length() + 8) // 8, "big"))
+
+
+def enc_int(v: int) -> bytes:
+    if v >= 0:
+        return enc_uint(0x02, v)
+    return tlv(0x02, v.to_bytes(((-v - 1).bit_length() + 8) // 8, "big", signed=True))
+
+
+def enc_oid_body(oid: tuple[int, ...]) -> bytes:
+    out = bytearray()
+    for sub in (oid[0] * 40 + oid[1], *oid[2:]):
+        if sub < 0x80:
+            out.append(sub)
+        else:
+            chunk = []
+            while sub:
+                chunk.append(sub & 0x7F)
+                sub >>= 7
+            chunk.reverse()
+            out.extend([c | 0x80 for c in chunk[:-1]] + [chunk[-1]])
+    return bytes(out)
+
+
+def enc_oid(oid: tuple[int, ...]) -> bytes:
+    return tlv(0x06, enc_oid_body(oid))
+
+
+def octets(value: str | bytes) -> bytes:
+    return tlv(0x04, value.encode() if isinstance(value, str) else value)
+
+
+# --------------------------------------------------------------------------- layout
+@dataclass
+class Layout:
+    """Sorted OIDs of one device with, per OID, its encoded OID TLV and its getter."""
+
+    oids: list[tuple[int, ...]]
+    encoded: list[bytes]
+    getters: list[Getter]
+    index: dict[tuple[int, ...], int]
+
+
+def _lldp_rows(model: TrafficModel, device: str) -> list[tuple[str, int]]:
+    return [(p, model.if_index(device, p)) for p in model.ports(device)
+            if model.fabric.neighbours.get((device, p)) is not None]
+
+
+def build_layout(model: TrafficModel, device: str, mibs: tuple[str, ...] | None = None) -> Layout:
+    """The OID table of ``device`` (see the module docstring for what each MIB holds)."""
+    fab = model.fabric
+    dev = fab.devices[device]
+    platform = dev.platform
+    mibs = mibs if mibs is not None else mibs_for(platform)
+    ib = model.technology == "infiniband"
+    rows: list[tuple[tuple[int, ...], Getter]] = []
+    add = rows.append
+    ports = [(p, model.if_index(device, p)) for p in model.ports(device)]
+    if SNMPV2 in mibs:
+        add(((*O.SYS_DESCR, 0), (STATIC, octets(SYS_DESCR.get(platform, f"fabriccfg mock {platform}")))))
+        add(((*O.SYS_OBJECT_ID, 0), (STATIC, enc_oid(SYS_OBJECT_ID.get(platform, (1, 3, 6, 1, 4, 1, 8072))))))
+        add(((*O.SYS_UPTIME, 0), (UPTIME,)))
+        add(((*O.SYS_NAME, 0), (STATIC, octets(device))))
+    if IF_MIB in mibs:
+        if_type = IF_TYPE_INFINIBAND if ib else IF_TYPE_ETHERNET
+        for p, i in ports:
+            descr = f"IB{p}" if ib else p
+            peer = fab.neighbours.get((device, p))
+            alias = f"to {peer[0]}:{peer[1]}" if peer else ""
+            col = O.IF_TABLE
+            add(((*col, 1, i), (STATIC, enc_int(i))))
+            add(((*col, 2, i), (STATIC, octets(descr))))
+            add(((*col, 3, i), (STATIC, enc_int(if_type))))
+            add(((*col, 4, i), (STATIC, enc_int(4096 if ib else 9216))))
+            add(((*col, 5, i), (GAUGE, p, "speed_mbps", 1_000_000)))
+            add(((*col, 7, i), (STATIC, enc_int(1))))
+            add(((*col, 8, i), (INT_MAP, p, "oper_status", {1: 1, 2: 2})))
+            add(((*col, 10, i), (C32, p, "if_in_octets")))
+            add(((*col, 11, i), (C32, p, "if_in_ucast_pkts")))
+            add(((*col, 13, i), (C32, p, "if_in_discards")))
+            add(((*col, 14, i), (C32, p, "if_in_errors")))
+            add(((*col, 16, i), (C32, p, "if_out_octets")))
+            add(((*col, 17, i), (C32, p, "if_out_ucast_pkts")))
+            add(((*col, 19, i), (C32, p, "if_out_discards")))
+            add(((*col, 20, i), (C32, p, "if_out_errors")))
+            add(((*O.IF_NAME, i), (STATIC, octets(p))))
+            add(((*O.IF_HC_IN_OCTETS, i), (C64, p, "if_in_octets")))
+            add(((*O.IF_HC_IN_UCAST_PKTS, i), (C64, p, "if_in_ucast_pkts")))
+            add(((*O.IF_HC_OUT_OCTETS, i), (C64, p, "if_out_octets")))
+            add(((*O.IF_HC_OUT_UCAST_PKTS, i), (C64, p, "if_out_ucast_pkts")))
+            add(((*O.IF_HIGH_SPEED, i), (GAUGE, p, "speed_mbps", 1)))
+            add(((*O.IF_ALIAS, i), (STATIC, octets(alias))))
+    if PFC_MIB in mibs and not ib:
+        for p, i in ports:
+            add(((*O.PFC_REQUESTS, i), (C32, p, "pfc_requests")))
+            add(((*O.PFC_INDICATIONS, i), (C32, p, "pfc_indications")))
+    if MLNX_QOS in mibs and not ib:
+        for p, i in ports:
+            for q in range(8):
+                add(((*O.MLNX_PFC_RX_PAUSE_PKTS, i, q), (C64, p, f"pfc_rx_pause.{q}")))
+                add(((*O.MLNX_PFC_RX_PAUSE_DURATION, i, q), (C64, p, f"pfc_rx_pause_duration.{q}")))
+                add(((*O.MLNX_PFC_TX_PAUSE_PKTS, i, q), (C64, p, f"pfc_tx_pause.{q}")))
+                add(((*O.MLNX_PFC_TX_PAUSE_DURATION, i, q), (C64, p, f"pfc_tx_pause_duration.{q}")))
+                add(((*O.MLNX_TC_UNICAST_NO_BUFFER_DISCARD, i, q), (C64, p, f"tc_nobuffer_discard.{q}")))
+                add(((*O.MLNX_TC_WRED_DISCARD, i, q), (C64, p, f"tc_wred_discard.{q}")))
+            add(((*O.MLNX_PORT_RX_PAUSE_PKTS, i), (SUM64, p, tuple(f"pfc_rx_pause.{q}" for q in range(8)))))
+            add(((*O.MLNX_PORT_TX_PAUSE_PKTS, i), (SUM64, p, tuple(f"pfc_tx_pause.{q}" for q in range(8)))))
+    if ARISTA_QUEUE in mibs and not ib:
+        for p, i in ports:
+            for q in range(8):
+                add(((*O.ARISTA_EGRESS_PKTS, i, q, 0), (C64, p, f"tc_tx_pkts.{q}")))
+                add(((*O.ARISTA_EGRESS_BYTES, i, q, 0), (C64, p, f"tc_tx_bytes.{q}")))
+                add(((*O.ARISTA_EGRESS_PKTS_DROPPED, i, q, 0),
+                     (SUM64, p, (f"tc_nobuffer_discard.{q}", f"tc_wred_discard.{q}", f"pfcwd_tx_drop.{q}"))))
+    if LLDP_MIB in mibs and not ib:
+        for p, i in _lldp_rows(model, device):
+            add(((*O.LLDP_LOC_PORT_ENTRY, 2, i), (STATIC, enc_int(5))))
+            add(((*O.LLDP_LOC_PORT_ID, i), (STATIC, octets(p))))
+            add(((*O.LLDP_LOC_PORT_DESC, i), (STATIC, octets(p))))
+            rem = (0, i, 1)
+            add(((*O.LLDP_REM_ENTRY, 4, *rem), (STATIC, enc_int(4))))
+            add(((*O.LLDP_REM_CHASSIS_ID, *rem), (LLDP, p, "chassis")))
+            add(((*O.LLDP_REM_ENTRY, 6, *rem), (STATIC, enc_int(5))))
+            add(((*O.LLDP_REM_PORT_ID, *rem), (LLDP, p, "port_id")))
+            add(((*O.LLDP_REM_PORT_DESC, *rem), (LLDP, p, "port_desc")))
+            add(((*O.LLDP_REM_SYS_NAME, *rem), (LLDP, p, "sys_name")))
+    if MLNX_VPI in mibs and ib:
+        guid = int(dev.guid, 16) if isinstance(dev, Switch) and dev.guid else 0
+        for p, i in ports:
+            add(((*O.MLNX_IB_PORT_PHYSICAL_STATE, i), (INT_MAP, p, "oper_status", {1: 5, 2: 2})))
+            add(((*O.MLNX_IB_PORT_LOGICAL_STATE, i), (INT_MAP, p, "oper_status", {1: 4, 2: 1})))
+            add(((*O.MLNX_IB_PORT_GUID, i), (STATIC, octets(guid.to_bytes(8, "big")))))
+            add(((*O.MLNX_PORT_XMIT_WAIT, i), (C64, p, "PortXmitWait")))
+            add(((*O.MLNX_SYMBOL_ERROR_COUNTER, i), (C64, p, "SymbolErrorCounter")))
+    rows.sort(key=lambda r: r[0])
+    oids = [r[0] for r in rows]
+    return Layout(oids=oids, encoded=[enc_oid(o) for o in oids], getters=[r[1] for r in rows],
+                  index={o: n for n, o in enumerate(oids)})
+
+
+def lldp_value(model: TrafficModel, device: str, port: str, field: str, t: float) -> bytes:
+    """Encoded LLDP remote-table value for ``device:port`` at ``t`` (the physical neighbour)."""
+    peer = model.neighbour(device, port, t)
+    if peer is None:
+        return octets(b"")
+    pdev, pport = peer
+    if field == "chassis":
+        return octets(mac_of(pdev))
+    if field == "sys_name":
+        return octets(pdev)
+    remote = model.fabric.devices.get(pdev)
+    nic = None
+    if isinstance(remote, Host):
+        nic = next((n for n in remote.nics if n.name == pport), None)
+    if field == "port_id":
+        return octets(nic.netdev if nic is not None and nic.netdev else pport)
+    return octets(pport)

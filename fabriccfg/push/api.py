@@ -1,0 +1,163 @@
+"""The push and live-diff entry points used by the CLI, the demo, the benchmark and the tests.
+
+``plan_jobs`` decides per device what will happen (push target, never a target, cannot be tried);
+``push`` and ``live_diff`` run the jobs and return the :class:`RunReport` (already written to its
+run folder).
+"""
+
+from __future__ import annotations
+
+import secrets as _random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fabriccfg import platforms
+from fabriccfg.inventory.models import Fabric
+from fabriccfg.push import hooks
+from fabriccfg.push.device import (
+    DeviceJob,
+    PostPushCheck,
+    Progress,
+    PushOptions,
+    Watch,
+    fetch_device,
+    push_device,
+)
+from fabriccfg.push.report import DeviceResult, RunReport, new_run_dir
+from fabriccfg.push.runner import Display, Runner, RunnerOptions
+from fabriccfg.push.transaction import Differ
+from fabriccfg.targets import Endpoint
+
+
+class PlanError(Exception):
+    """The selection cannot be planned (unknown device or role); the message is safe to print."""
+
+
+def _not_a_target(platform: str) -> str:
+    mod = platforms.module(platform)
+    doc = (mod.__doc__ or "").strip().splitlines()
+    why = doc[0].rstrip(".") if doc else f"platform {platform} has no push transaction"
+    return f"not a push target: {why}"
+
+
+def select(fabric: Fabric, devices: Sequence[str] = (), roles: Sequence[str] = ()) -> list[str]:
+    """Device names in inventory order, filtered by ``--device`` and ``--role`` (both: either matches)."""
+    unknown = [d for d in devices if d not in fabric.devices]
+    if unknown:
+        raise PlanError(f"no device named {', '.join(map(repr, unknown))} in the inventory")
+    known_roles = {str(getattr(d, "role", "")) for d in fabric.devices.values()}
+    bad = [r for r in roles if r not in known_roles]
+    if bad:
+        raise PlanError(f"no device has role {', '.join(map(repr, bad))} "
+                        f"(roles: {', '.join(sorted(known_roles))})")
+    names = list(fabric.devices)
+    if not devices and not roles:
+        return names
+    return [n for n in names if n in devices or str(getattr(fabric.devices[n], "role", "")) in roles]
+
+
+def plan_jobs(fabric: Fabric, endpoints: dict[str, Endpoint], names: Sequence[str],
+              templates_dir: str | Path | None = None, *,
+              endpoints_source: str = "the inventory") -> list[DeviceJob]:
+    """One job per selected device: rendered intent and endpoint, or why it is skipped or cannot be tried."""
+    from fabriccfg.render.engine import RenderError, render_device
+
+    jobs: list[DeviceJob] = []
+    for name in names:
+        dev = fabric.devices[name]
+        job = DeviceJob(name=name, platform=dev.platform)
+        jobs.append(job)
+        if getattr(platforms.module(dev.platform), "TRANSACTION", None) is None:
+            job.skip_reason = _not_a_target(dev.platform)
+            continue
+        try:
+            job.intended = dict(render_device(fabric, name, templates_dir).files)
+        except RenderError as exc:
+            job.fail_reason = f"render failed: {exc}"
+            continue
+        if not job.intended:
+            job.skip_reason = "renders no configuration (nothing to push)"
+            continue
+        job.endpoint = endpoints.get(name)
+        if job.endpoint is None:
+            job.fail_reason = f"no endpoint for this device in {endpoints_source}"
+    return jobs
+
+
+def _differ(differ: Differ | None) -> Differ:
+    if differ is not None:
+        return differ
+    from fabriccfg.render.diff import diff_device
+
+    fn: Differ = diff_device
+    return fn
+
+
+def _run(command: str, fabric: Fabric, jobs: Sequence[DeviceJob], work: Any, *, inventory: str,
+         run_base: str | Path, dry_run: bool, runner: RunnerOptions, display: Display | None,
+         options: dict[str, Any], run_dir: Path | None = None) -> RunReport:
+    run_path = run_dir or new_run_dir(run_base)
+    report = RunReport(command=command, fabric=fabric.fabric.name, inventory=inventory, run_dir=str(run_path),
+                       dry_run=dry_run, options=options)
+    outcome = Runner(jobs, work(run_path), runner, display).run()
+    report.devices = outcome.results
+    report.stopped = outcome.stopped
+    report.interrupted = outcome.interrupted
+    report.finished = time.time()
+    report.write()
+    return report
+
+
+def push(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "", run_base: str | Path = "runs",
+         dry_run: bool = False, runner: RunnerOptions | None = None, confirm_timeout: float = 300.0,
+         insecure_host_keys: bool = False, display: Display | None = None,
+         post_push_checks: Sequence[PostPushCheck] | None = None, differ: Differ | None = None,
+         run_dir: Path | None = None) -> RunReport:
+    """Push every job; returns the report (written to ``run_base/<UTC timestamp>/report.json``)."""
+    runner = runner or RunnerOptions()
+    diff_fn = _differ(differ)
+    checks = list(hooks.post_push_checks if post_push_checks is None else post_push_checks)
+    tag = _random.token_hex(3)
+
+    def work(run_path: Path) -> Any:
+        opts = PushOptions(run_dir=run_path, run_tag=tag, differ=diff_fn, dry_run=dry_run,
+                           confirm_timeout=confirm_timeout, insecure_host_keys=insecure_host_keys,
+                           rollback_grace=runner.rollback_grace, post_push_checks=checks,
+                           read_timeout=min(60.0, runner.timeout or 60.0) if runner.timeout else 60.0)
+
+        def run_one(job: DeviceJob, watch: Watch, progress: Progress, index: int) -> DeviceResult:
+            return push_device(job, opts, watch, progress, index)
+
+        return run_one
+
+    options = {"dry_run": dry_run, "workers": runner.workers, "batch": runner.batch, "canary": runner.canary,
+               "max_failures": runner.max_failures, "timeout": runner.timeout,
+               "confirm_timeout": confirm_timeout,
+               "insecure_host_keys": insecure_host_keys, "post_push_checks": len(checks)}
+    return _run("push", fabric, jobs, work, inventory=inventory, run_base=run_base, dry_run=dry_run,
+                runner=runner, display=display, options=options, run_dir=run_dir)
+
+
+def live_diff(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "",
+              run_base: str | Path = "runs",
+              runner: RunnerOptions | None = None, insecure_host_keys: bool = False,
+              display: Display | None = None, differ: Differ | None = None,
+              run_dir: Path | None = None) -> RunReport:
+    """Fetch every job's running config and diff it against intent (state ``unchanged`` = fetched)."""
+    runner = runner or RunnerOptions()
+    diff_fn = _differ(differ)
+
+    def work(run_path: Path) -> Any:
+        opts = PushOptions(run_dir=run_path, run_tag="diff", differ=diff_fn, dry_run=True,
+                           insecure_host_keys=insecure_host_keys)
+
+        def run_one(job: DeviceJob, watch: Watch, progress: Progress, index: int) -> DeviceResult:
+            return fetch_device(job, opts, watch, progress, index)
+
+        return run_one
+
+    options = {"workers": runner.workers, "timeout": runner.timeout, "insecure_host_keys": insecure_host_keys}
+    return _run("diff", fabric, jobs, work, inventory=inventory, run_base=run_base, dry_run=True,
+                runner=runner, display=display, options=options, run_dir=run_dir)

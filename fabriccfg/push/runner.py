@@ -1,0 +1,239 @@
+"""Run device jobs on worker threads: batches/canary, a failure budget, per-device deadlines, Ctrl-C.
+
+Rules (each one answers a user complaint about the peers, ``peers.md`` §B):
+
+- a per-device wall-clock deadline, enforced here, not by the device: when it passes, the
+  watchdog kills the device's session (reads raise at once) and the device is marked ``failed``
+  (it may still roll back within ``rollback_grace``); its worker slot is freed, so one hung device
+  never stalls the others;
+- a batch must succeed before the next one starts; the canary batch must succeed outright;
+- once more than ``max_failures`` devices failed or rolled back, no new device starts and every
+  device not started is reported ``skipped`` with the reason: nothing is skipped silently;
+- Ctrl-C stops new work; in-flight devices finish or roll back. A second Ctrl-C ends their
+  sessions (platforms with a commit timer then revert on their own).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from fabriccfg.push.device import DeviceJob, Progress, Watch
+from fabriccfg.push.report import DeviceResult
+
+Work = Callable[[DeviceJob, Watch, Progress, int], DeviceResult]
+
+STOP_GRACE = 5.0
+"""Seconds a killed device's worker gets to unwind before the runner gives up on it."""
+
+
+class Display:
+    """What the runner tells the user (progress displays implement it; the default says nothing)."""
+
+    def start(self, jobs: Sequence[DeviceJob]) -> None:
+        return None
+
+    def step(self, name: str, step: str) -> None:
+        return None
+
+    def done(self, result: DeviceResult) -> None:
+        return None
+
+    def message(self, text: str) -> None:
+        return None
+
+    def stop(self) -> None:
+        return None
+
+
+@dataclass
+class RunnerOptions:
+    workers: int = 8
+    batch: int | None = None
+    canary: int | None = None
+    max_failures: int | None = None
+    """None: no budget (every device is tried)."""
+    timeout: float | None = None
+    """Per-device wall-clock seconds (None: no deadline)."""
+    rollback_grace: float = 60.0
+
+
+@dataclass
+class RunOutcome:
+    results: list[DeviceResult]
+    stopped: str = ""
+    interrupted: bool = False
+
+
+def plan_batches(names: Sequence[str], batch: int | None, canary: int | None) -> list[list[str]]:
+    """Canary first (when asked), then batches of ``batch`` (or everything left in one batch)."""
+    names = list(names)
+    out: list[list[str]] = []
+    if canary:
+        out.append(names[:canary])
+        names = names[canary:]
+    if batch:
+        out.extend(names[i:i + batch] for i in range(0, len(names), batch))
+    elif names:
+        out.append(names)
+    return [b for b in out if b]
+
+
+class _Slot:
+    def __init__(self, job: DeviceJob, index: int, watch: Watch) -> None:
+        self.job = job
+        self.index = index
+        self.watch = watch
+        self.result: DeviceResult | None = None
+        self.done = threading.Event()
+        self.killed_at: float | None = None
+
+
+def _failed(result: DeviceResult) -> bool:
+    return result.target and result.state in ("failed", "rolled-back")
+
+
+class Runner:
+    def __init__(self, jobs: Sequence[DeviceJob], work: Work, opts: RunnerOptions,
+                 display: Display | None = None) -> None:
+        self.jobs = list(jobs)
+        self.work = work
+        self.opts = opts
+        self.display = display or Display()
+        self._lock = threading.Lock()
+        self.results: dict[str, DeviceResult] = {}
+        self.stopped = ""
+        self.interrupted = False
+        self._interrupts = 0
+        self._active: list[_Slot] = []
+
+    # ------------------------------------------------------------------ public
+    def run(self) -> RunOutcome:
+        self.display.start(self.jobs)
+        try:
+            targets = [j for j in self.jobs if j.target]
+            for job in self.jobs:
+                if not job.target:
+                    self._finish_now(job, "skipped", job.skip_reason)
+            by_name = {j.name: j for j in targets}
+            index = {j.name: i for i, j in enumerate(self.jobs)}
+            batches = plan_batches([j.name for j in targets], self.opts.batch, self.opts.canary)
+            for bi, names in enumerate(batches):
+                if self.stopped:
+                    break
+                if len(batches) > 1:
+                    label = "canary" if bi == 0 and self.opts.canary else f"batch {bi + 1}/{len(batches)}"
+                    self.display.message(f"{label}: {len(names)} device(s)")
+                self._run_batch([by_name[n] for n in names], index)
+                if self.stopped:
+                    break
+                failures = sum(1 for r in self.results.values() if _failed(r))
+                batch_failures = sum(1 for n in names if n in self.results and _failed(self.results[n]))
+                if bi == 0 and self.opts.canary and batch_failures and len(batches) > 1:
+                    self.stopped = (f"canary batch failed ({batch_failures} device(s)); "
+                                    "later batches not started")
+                elif batch_failures and bi < len(batches) - 1 and not self._within_budget(failures):
+                    self.stopped = (f"batch {bi + 1} failed ({failures} failure(s), budget "
+                                    f"{self.opts.max_failures or 0}); later batches not started")
+            for job in targets:
+                if job.name not in self.results:
+                    self._finish_now(job, "skipped", f"not started: {self.stopped or 'run stopped'}")
+        finally:
+            self.display.stop()
+        ordered = [self.results[j.name] for j in self.jobs if j.name in self.results]
+        return RunOutcome(ordered, self.stopped, self.interrupted)
+
+    # ------------------------------------------------------------------ internals
+    def _within_budget(self, failures: int) -> bool:
+        if self.opts.max_failures is None:
+            return not self.opts.batch  # batches without a budget: any failure stops the next batch
+        return failures <= self.opts.max_failures
+
+    def _over_budget(self) -> bool:
+        if self.opts.max_failures is None:
+            return False
+        failures = sum(1 for r in self.results.values() if _failed(r))
+        return failures > self.opts.max_failures
+
+    def _finish_now(self, job: DeviceJob, state: str, reason: str) -> None:
+        res = DeviceResult(job.name, job.platform, target=job.target)
+        res.state = state  # type: ignore[assignment]
+        res.reason = reason
+        self._record(res)
+
+    def _record(self, result: DeviceResult) -> None:
+        with self._lock:
+            if result.name in self.results:
+                return
+            self.results[result.name] = result
+        self.display.done(result)
+
+    def _start(self, job: DeviceJob, index: int) -> _Slot:
+        slot = _Slot(job, index, Watch(self.opts.timeout))
+
+        def target() -> None:
+            try:
+                slot.result = self.work(job, slot.watch, self.display.step, index)
+            finally:
+                slot.done.set()
+
+        threading.Thread(target=target, name=f"push-{job.name}", daemon=True).start()
+        return slot
+
+    def _run_batch(self, jobs: list[DeviceJob], index: dict[str, int]) -> None:
+        queue = list(jobs)
+        workers = max(1, self.opts.workers)
+        while queue or self._active:
+            try:
+                while queue and len(self._active) < workers and not self.stopped:
+                    if self._over_budget():
+                        self.stopped = f"failure budget exceeded (--max-failures {self.opts.max_failures})"
+                        self.display.message(f"stopping: {self.stopped}; in-flight devices finish")
+                        break
+                    job = queue.pop(0)
+                    self._active.append(self._start(job, index[job.name]))
+                if self.stopped:
+                    queue.clear()
+                self._reap()
+                if self._active:
+                    self._active[0].done.wait(0.02)
+            except KeyboardInterrupt:
+                self._interrupt()
+
+    def _interrupt(self) -> None:
+        self._interrupts += 1
+        self.interrupted = True
+        if self._interrupts == 1:
+            self.stopped = "interrupted (Ctrl-C)"
+            self.display.message("interrupted: no new devices start; in-flight devices finish or roll back "
+                                 "(Ctrl-C again to end their sessions)")
+        else:
+            self.display.message("interrupted again: ending in-flight sessions")
+            for slot in self._active:
+                slot.watch.fire("interrupted (Ctrl-C twice) mid-run")
+
+    def _reap(self) -> None:
+        now = time.monotonic()
+        still: list[_Slot] = []
+        for slot in self._active:
+            if slot.done.is_set():
+                if slot.result is not None:
+                    self._record(slot.result)
+                else:
+                    self._finish_now(slot.job, "failed", "worker ended without a result")
+                continue
+            deadline = slot.watch.deadline
+            if deadline is not None and now >= deadline:
+                if slot.killed_at is None or slot.killed_at < deadline:
+                    elapsed = now - slot.watch.started
+                    slot.watch.fire(f"timed out after {elapsed:.1f} s (--timeout {self.opts.timeout:g})")
+                    slot.killed_at = now
+                elif now - slot.killed_at > STOP_GRACE:
+                    self._finish_now(slot.job, "failed",
+                                     f"timed out after {now - slot.watch.started:.1f} s and did not stop "
+                                     f"within {STOP_GRACE:g} s; its session was closed")
+                    continue
+            still.append(slot)
+        self._active = still

@@ -1,0 +1,1 @@
+"""The platform transactions (each platform module binds its class as ``TRANSACTION``)."""

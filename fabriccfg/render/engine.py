@@ -1,0 +1,131 @@
+"""Render device configs from a validated fabric: one Jinja2 environment, one spec per platform.
+
+The platform module's ``RENDER`` spec (:class:`~fabriccfg.render.spec.RenderSpec`) names the files
+and computes the context; the engine only picks templates (a user ``--templates`` folder first,
+then the shipped ``templates/``), renders with StrictUndefined and returns the texts. Output is
+deterministic: same fabric, byte-identical files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import jinja2
+
+import fabriccfg
+from fabriccfg import platforms
+from fabriccfg.render.filters import FILTERS
+from fabriccfg.render.spec import RenderSpec
+
+if TYPE_CHECKING:
+    from fabriccfg.inventory.models import Device, Fabric
+
+SHIPPED_TEMPLATES = Path(fabriccfg.__file__).parent / "data" / "templates"
+
+
+class RenderError(Exception):
+    """A device cannot be rendered (unknown device, template error); the message says which."""
+
+
+@dataclass(frozen=True)
+class RenderedDevice:
+    name: str
+    platform: str
+    files: dict[str, str]
+
+    @property
+    def lines(self) -> int:
+        return sum(text.count("\n") for text in self.files.values())
+
+
+@lru_cache(maxsize=8)
+def environment(templates_dir: str | None = None) -> jinja2.Environment:
+    """The Jinja2 environment: user templates first, shipped ones second; cached per folder."""
+    search = [str(SHIPPED_TEMPLATES)]
+    if templates_dir:
+        search.insert(0, str(templates_dir))
+    # configs, not HTML: autoescaping would corrupt them (values are validated SafeText instead)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(search),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701
+        auto_reload=False,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+def render_spec(platform: str) -> RenderSpec | None:
+    """The platform's render spec, or None when it renders nothing (MQM8790, unknown platform)."""
+    try:
+        spec = getattr(platforms.module(platform), "RENDER", None)
+    except (KeyError, ImportError):
+        return None
+    return spec if isinstance(spec, RenderSpec) else None
+
+
+def _render(env: jinja2.Environment, fabric: Fabric, device: Device) -> RenderedDevice | None:
+    spec = render_spec(device.platform)
+    if spec is None:
+        return None
+    ctx = spec.context(fabric, device)
+    wanted = list(spec.select(ctx)) if spec.select is not None else list(spec.files)
+    files: dict[str, str] = {}
+    for name in wanted:
+        try:
+            text = env.get_template(spec.files[name]).render(ctx)
+        except jinja2.TemplateError as exc:
+            where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
+            raise RenderError(f"{device.name}: template {spec.files[name]}{where}: {exc}") from exc
+        post = spec.postprocess.get(name)
+        if post is not None:
+            try:
+                text = post(text)
+            except ValueError as exc:
+                raise RenderError(f"{device.name}: {name} ({spec.files[name]}) is malformed: {exc}") from exc
+        files[name] = text
+    if not files:
+        return None
+    return RenderedDevice(device.name, device.platform, files)
+
+
+def render_device(fabric: Fabric, name: str, templates_dir: str | Path | None = None) -> RenderedDevice:
+    """Render one device; a device whose platform has no config gets an empty ``files``."""
+    device = fabric.devices.get(name)
+    if device is None:
+        raise RenderError(f"no device named {name!r} in the inventory")
+    got = _render(environment(str(templates_dir) if templates_dir else None), fabric, device)
+    return got if got is not None else RenderedDevice(device.name, device.platform, {})
+
+
+def render_fabric(
+    fabric: Fabric,
+    devices: Iterable[str] | None = None,
+    role: str | None = None,
+    templates_dir: str | Path | None = None,
+) -> list[RenderedDevice]:
+    """Render every device that has a config (optionally only ``devices`` and/or ``role``), by name."""
+    env = environment(str(templates_dir) if templates_dir else None)
+    if devices is not None:
+        wanted = list(dict.fromkeys(devices))
+        missing = [n for n in wanted if n not in fabric.devices]
+        if missing:
+            raise RenderError(f"no device named {', '.join(map(repr, missing))} in the inventory")
+        chosen = [fabric.devices[n] for n in wanted]
+    else:
+        chosen = list(fabric.devices.values())
+    if role is not None:
+        chosen = [d for d in chosen if d.role == role]
+    out = []
+    for device in sorted(chosen, key=lambda d: d.name):
+        got = _render(env, fabric, device)
+        if got is not None:
+            out.append(got)
+    return out

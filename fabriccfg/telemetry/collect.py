@@ -1,0 +1,313 @@
+"""One collection round over the fabric: SNMP where a device has an agent, CLI for the rest.
+
+What each device gets comes from its platform's ``TELEMETRY`` (:class:`~fabriccfg.telemetry.spec.
+TelemetrySpec`): SNMP tables polled in one multi-column GETBULK loop per device (all devices
+concurrently on one engine), and CLI commands over SSH in threads, overlapping the SNMP round.
+Fabric-wide IB tools (``ibnetdiscover``, ``ibqueryerrors``) run on one SM host only.
+
+``collect(fabric, targets)`` is the entry point; it reuses a per-thread :class:`Collector` (its event
+loop and SNMP engine survive between rounds, so ``watch`` does not pay 100 ms per engine per round).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabriccfg import platforms
+from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
+from fabriccfg.targets import Endpoint
+from fabriccfg.telemetry import tables
+from fabriccfg.telemetry.cli import CliJob, CliResult, Connect, run_job
+from fabriccfg.telemetry.model import METRICS, Kind, Sample, Snapshot
+from fabriccfg.telemetry.oids import IF_NAME
+from fabriccfg.telemetry.parsers._common import IbContext, ib_kind
+from fabriccfg.telemetry.snmp import SnmpConfigError, SnmpPoller, SnmpTarget, WalkResult
+from fabriccfg.telemetry.spec import CliCommand, CliContext, SnmpTable, TelemetrySpec
+
+IB_ERROR_COUNTERS: tuple[str, ...] = (
+    "SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+    "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
+    "PortXmitWait",
+)
+"""What ``ibqueryerrors`` reports (only when non-zero): zero-filled for every cabled IB port seen."""
+
+
+def telemetry_spec(platform: str) -> TelemetrySpec | None:
+    spec = getattr(platforms.module(platform), "TELEMETRY", None)
+    return spec if isinstance(spec, TelemetrySpec) else None
+
+
+def ib_context(fabric: Fabric) -> IbContext:
+    """Inventory names for IB GUIDs and port numbers (switch GUIDs, HCA port GUIDs, SM hosts)."""
+    guids: dict[str, str] = {}
+    port_guids: dict[str, tuple[str, str]] = {}
+    nics: dict[str, list[str]] = {}
+    port_names: dict[str, dict[int, str]] = {}
+    for dev in fabric.devices.values():
+        if isinstance(dev, Switch):
+            if dev.guid:
+                guids[_g(dev.guid)] = dev.name
+            info = platforms.info(dev.platform)
+            if info.fabric_port_number is not None:
+                numbers: dict[int, str] = {}
+                for pname in info.port_names(dev):
+                    n = info.fabric_port_number(pname)
+                    if n is not None:
+                        numbers.setdefault(n, pname)
+                port_names[dev.name] = numbers
+        elif isinstance(dev, Host):
+            nics[dev.name] = [n.name for n in dev.nics]
+            for nic in dev.nics:
+                if nic.guid:
+                    port_guids[_g(nic.guid)] = (dev.name, nic.name)
+        elif isinstance(dev, ManagementHost):
+            port_guids[_g(dev.port_guid)] = (dev.name, dev.hca)
+            nics[dev.name] = [dev.hca]
+    sms = frozenset(sm.device for sm in fabric.ib.subnet_managers) if fabric.ib is not None else frozenset()
+    sms |= frozenset(d.name for d in fabric.devices.values() if isinstance(d, ManagementHost))
+
+    def port_name(device: str, number: int) -> str:
+        name = port_names.get(device, {}).get(number)
+        if name is not None:
+            return name
+        dev = fabric.devices.get(device)
+        if isinstance(dev, Switch):
+            info = platforms.info(dev.platform)
+            if info.port_name is not None:
+                return info.port_name(number)
+        return str(number)
+
+    def resolve(guid: str | None, desc: str | None) -> str | None:
+        from fabriccfg.telemetry.parsers._common import host_of_desc
+
+        if desc:
+            host = host_of_desc(desc)
+            if host in fabric.devices:
+                return host
+        return None
+
+    return IbContext(resolve=resolve, port_name=port_name, guids=guids, port_guids=port_guids, nics=nics,
+                     sm_devices=sms)
+
+
+def _g(guid: str) -> str:
+    from fabriccfg.telemetry.parsers._common import norm_guid
+
+    return norm_guid(str(guid))
+
+
+@dataclass
+class Plan:
+    snmp: list[tuple[SnmpTarget, tuple[SnmpTable, ...]]] = field(default_factory=list)
+    cli: list[CliJob] = field(default_factory=list)
+    errors: dict[str, list[str]] = field(default_factory=dict)
+
+
+def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 1.0, retries: int = 2,
+         devices: Iterable[str] | None = None, ib: IbContext | None = None) -> Plan:
+    """Which device gets which SNMP tables and CLI commands this round."""
+    out = Plan()
+    wanted = set(devices) if devices is not None else None
+    tech = fabric.fabric.technology
+    ib = ib or ib_context(fabric)
+    fabric_cmds_done: set[str] = set()
+    # SM hosts by intended priority, so fabric-wide tools run on the preferred one
+    sm_prio = {sm.device: sm.priority for sm in (fabric.ib.subnet_managers if fabric.ib else [])}
+    order = sorted(fabric.devices.values(), key=lambda d: (-sm_prio.get(d.name, -1), d.name))
+    for dev in order:
+        if wanted is not None and dev.name not in wanted:
+            continue
+        spec = telemetry_spec(dev.platform)
+        if spec is None:
+            continue
+        ep = targets.get(dev.name)
+        if ep is None:
+            # no address in the inventory: not monitorable by design; an address but no endpoint: a gap
+            if (spec.snmp or spec.cli) and getattr(dev, "mgmt", None) is not None:
+                out.errors.setdefault(dev.name, []).append("no endpoint for this device")
+            continue
+        snmp_ok = False
+        if spec.snmp and ep.snmp is not None and ep.snmp_port:
+            try:
+                out.snmp.append((SnmpTarget.from_endpoint(ep, timeout=snmp_timeout, retries=retries), spec.snmp))
+                snmp_ok = True
+            except SnmpConfigError as exc:
+                out.errors.setdefault(dev.name, []).append(str(exc))
+        if not spec.cli or ep.device_type is None or not ep.ssh_port or (snmp_ok and not spec.cli_when_snmp):
+            continue
+        commands: list[tuple[str, CliCommand, CliContext]] = []
+        for cmd in spec.cli:
+            if cmd.technology is not None and cmd.technology != tech:
+                continue
+            if cmd.per == "fabric":
+                if cmd.name in fabric_cmds_done:
+                    continue
+                fabric_cmds_done.add(cmd.name)
+                commands.append((cmd.command, cmd, CliContext(dev.name, None, ib)))
+            elif cmd.per in ("nic", "first-nic"):
+                nics = list(dev.nics) if isinstance(dev, Host) else []
+                if cmd.per == "first-nic":
+                    nics = nics[:1]
+                for nic in nics:
+                    line = cmd.command.format(netdev=nic.netdev or nic.name, nic=nic.name)
+                    commands.append((line, cmd, CliContext(dev.name, nic.name, ib)))
+                if isinstance(dev, ManagementHost) and cmd.per == "first-nic":
+                    commands.append((cmd.command.format(netdev=dev.hca, nic=dev.hca), cmd,
+                                     CliContext(dev.name, dev.hca, ib)))
+            else:
+                commands.append((cmd.command, cmd, CliContext(dev.name, None, ib)))
+        if commands:
+            out.cli.append(CliJob(ep, commands))
+    return out
+
+
+def snmp_samples(device: str, result: WalkResult, tabs: tuple[SnmpTable, ...]) -> list[Sample]:
+    names = tables.port_map(result.columns.get(IF_NAME, ()))
+    port_of = names.get
+    out: list[Sample] = []
+    for t in tabs:
+        out.extend(tables.to_samples(device, t, result.columns, port_of))
+    return out
+
+
+def zero_fill_ib(samples: list[Sample]) -> list[Sample]:
+    """Zero samples for IB error counters ``ibqueryerrors`` left out (it prints only non-zero ones)
+    on every IB port ibnetdiscover saw, so a counter's first increment already has a rate."""
+    have = {(s.device, s.port, s.metric) for s in samples if s.metric in IB_ERROR_COUNTERS}
+    ports = {(s.device, s.port) for s in samples if s.metric == "ib_link" and s.port is not None}
+    out: list[Sample] = []
+    for dev, port in sorted(ports, key=lambda p: (p[0], p[1] or "")):
+        for name in IB_ERROR_COUNTERS:
+            if (dev, port, name) not in have:
+                kind: Kind = ib_kind(name, False)
+                out.append(Sample(dev, port, name, (), 0, kind))
+    return out
+
+
+class Collector:
+    """Reusable collector: a private event loop with one :class:`SnmpPoller`, and a thread pool for
+    CLI jobs. Not thread-safe; use one per thread (``collect()`` does)."""
+
+    def __init__(self, *, timeout: float = 30.0, snmp_timeout: float = 1.0, retries: int = 2,
+                 workers: int = 8, insecure_host_keys: bool = False, max_varbinds: int = 64,
+                 concurrency: int = 64, connect: Connect | None = None) -> None:
+        self.timeout = timeout
+        self.snmp_timeout = snmp_timeout
+        self.retries = retries
+        self.insecure_host_keys = insecure_host_keys
+        self.connect = connect
+        self._loop = asyncio.new_event_loop()
+        self._poller = SnmpPoller(max_varbinds=max_varbinds, concurrency=concurrency)
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="telemetry-cli")
+        self._ib: tuple[int, IbContext] | None = None
+
+    def close(self) -> None:
+        if not self._loop.is_closed():
+            async def _close() -> None:
+                self._poller.close()
+
+            self._loop.run_until_complete(_close())
+            self._loop.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> Collector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ib_context(self, fabric: Fabric) -> IbContext:
+        if self._ib is None or self._ib[0] != id(fabric):
+            self._ib = (id(fabric), ib_context(fabric))
+        return self._ib[1]
+
+    async def _snmp(self, jobs: list[tuple[SnmpTarget, tuple[SnmpTable, ...]]]) -> list[WalkResult]:
+        self._poller.open()
+
+        async def one(target: SnmpTarget, tabs: tuple[SnmpTable, ...]) -> WalkResult:
+            cols = [IF_NAME, *(c.oid for t in tabs for c in t.columns)]
+            try:
+                return await asyncio.wait_for(self._poller.walk(target, cols), self.timeout)
+            except TimeoutError:
+                now = time.time()
+                return WalkResult(target.name, {}, error=f"no complete SNMP walk within {self.timeout:g} s",
+                                  started=now, finished=now)
+
+        return list(await asyncio.gather(*(one(t, tabs) for t, tabs in jobs)))
+
+    def collect(self, fabric: Fabric, targets: dict[str, Endpoint], *,
+                devices: Iterable[str] | None = None) -> Snapshot:
+        ib = self._ib_context(fabric)
+        p = plan(fabric, targets, snmp_timeout=self.snmp_timeout, retries=self.retries, devices=devices, ib=ib)
+        snap = Snapshot(ts=time.time())
+        for dev, msgs in p.errors.items():
+            for m in msgs:
+                snap.error(dev, m)
+        futures: list[Future[CliResult]] = [
+            self._pool.submit(run_job, job, timeout=self.timeout, insecure_host_keys=self.insecure_host_keys,
+                              connect=self.connect)
+            for job in p.cli
+        ]
+        if p.snmp:
+            results = self._loop.run_until_complete(self._snmp(p.snmp))
+            for (target, tabs), res in zip(p.snmp, results, strict=True):
+                dev = target.name
+                if res.error:
+                    snap.error(dev, f"snmp: {res.error}")
+                snap.extend(snmp_samples(dev, res, tabs))
+                snap.samples.setdefault(dev, [])
+                if res.uptime is not None:
+                    snap.uptime[dev] = res.uptime
+                snap.device_ts[dev] = (res.started + res.finished) / 2 if res.finished else res.started
+        fill: list[Sample] = []
+        for fut in futures:
+            cres = fut.result()
+            for m in cres.errors:
+                snap.error(cres.device, m)
+            for s in cres.samples:
+                snap.add(s)
+                snap.device_ts.setdefault(s.device, cres.finished)
+            if {"ibqueryerrors", "ibnetdiscover"} <= cres.ok:
+                fill.extend(zero_fill_ib(cres.samples))
+        snap.extend(fill)
+        return snap
+
+
+_LOCAL = threading.local()
+
+
+def _default_collector(**kwargs: Any) -> Collector:
+    key = tuple(sorted(kwargs.items()))
+    cached: tuple[tuple[Any, ...], Collector] | None = getattr(_LOCAL, "collector", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    if cached is not None:
+        cached[1].close()
+    col = Collector(**kwargs)
+    _LOCAL.collector = (key, col)
+    atexit.register(col.close)
+    return col
+
+
+def collect(fabric: Fabric, targets: dict[str, Endpoint], *, timeout: float = 30.0, snmp_timeout: float = 1.0,
+            retries: int = 2, workers: int = 8, insecure_host_keys: bool = False,
+            devices: Iterable[str] | None = None, collector: Collector | None = None, **options: Any) -> Snapshot:
+    """One round of telemetry for the devices of ``fabric`` that have an endpoint in ``targets``.
+
+    ``timeout``: per device (whole SNMP walk, each CLI command); ``snmp_timeout``/``retries``: per SNMP
+    request. Unreachable devices and failed commands are ``Snapshot.errors``, never exceptions.
+    """
+    col = collector or _default_collector(timeout=timeout, snmp_timeout=snmp_timeout, retries=retries,
+                                          workers=workers, insecure_host_keys=insecure_host_keys, **options)
+    return col.collect(fabric, targets, devices=devices)
+
+
+__all__ = ["METRICS", "Collector", "Plan", "collect", "ib_context", "plan", "telemetry_spec"]

@@ -1,0 +1,452 @@
+"""Async SNMP poller: pysnmp 7.1 for transport, retries and v3 USM; a lean BER path for varbinds.
+
+MEASUREMENTS_PLACEHOLDER
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabriccfg.targets import Endpoint, SnmpAccess
+from fabriccfg.telemetry import ber
+from fabriccfg.telemetry.oids import SYS_UPTIME, Oid
+
+SYS_UPTIME_ENC = ber.encode_oid(SYS_UPTIME)
+SYS_UPTIME_0_ENC = ber.encode_oid((*SYS_UPTIME, 0))
+DEFAULT_MAX_VARBINDS = 256
+"""Varbinds asked for per GETBULK (max-repetitions = this // columns). 64 is pysnmp's and many
+agents' reply cap; agents truncate longer replies and the loop simply continues."""
+MAX_REQUESTS_PER_WALK = 10_000
+
+_AUTH_PROTOCOLS = {
+    "MD5": "USM_AUTH_HMAC96_MD5", "SHA": "USM_AUTH_HMAC96_SHA", "SHA1": "USM_AUTH_HMAC96_SHA",
+    "SHA224": "USM_AUTH_HMAC128_SHA224", "SHA256": "USM_AUTH_HMAC192_SHA256",
+    "SHA384": "USM_AUTH_HMAC256_SHA384", "SHA512": "USM_AUTH_HMAC384_SHA512",
+}
+_PRIV_PROTOCOLS = {
+    "DES": "USM_PRIV_CBC56_DES", "3DES": "USM_PRIV_CBC168_3DES", "AES": "USM_PRIV_CFB128_AES",
+    "AES128": "USM_PRIV_CFB128_AES", "AES192": "USM_PRIV_CFB192_AES", "AES256": "USM_PRIV_CFB256_AES",
+}
+
+
+class SnmpConfigError(ValueError):
+    """The SNMP access settings cannot be used (message is safe to print)."""
+
+
+@dataclass(frozen=True)
+class SnmpTarget:
+    """One agent to poll (built from an :class:`Endpoint`)."""
+
+    name: str
+    host: str
+    port: int
+    access: SnmpAccess = field(repr=False)
+    timeout: float = 1.0
+    retries: int = 2
+    context: str = ""
+
+    @classmethod
+    def from_endpoint(cls, ep: Endpoint, *, timeout: float = 1.0, retries: int = 2) -> SnmpTarget:
+        if ep.snmp is None:
+            raise SnmpConfigError(f"{ep.name}: no SNMP access configured")
+        return cls(ep.name, ep.host, ep.snmp_port or 161, ep.snmp, timeout, retries)
+
+    def cache_key(self) -> tuple[object, ...]:
+        a = self.access
+        return (self.name, self.host, self.port, self.timeout, self.retries, self.context, a.version,
+                a.community, a.user, a.auth_protocol, a.auth_key, a.priv_protocol, a.priv_key)
+
+
+Row = tuple[bytes, int | bytes | None]
+"""(index suffix as BER sub-identifier bytes, value)."""
+
+
+@dataclass
+class WalkResult:
+    target: str
+    columns: dict[Oid, list[Row]]
+    uptime: int | None = None
+    error: str | None = None
+    started: float = 0.0
+    finished: float = 0.0
+    requests: int = 0
+    varbinds: int = 0
+    """Varbinds decoded (including the ones past a column's end that GETBULK returns)."""
+
+    @property
+    def useful_varbinds(self) -> int:
+        return sum(len(r) for r in self.columns.values())
+
+
+_INDEX_CACHE: dict[bytes, tuple[int, ...]] = {}
+
+
+def index_of(suffix: bytes) -> tuple[int, ...]:
+    """Decoded row index of a suffix (cached: the same few hundred indexes repeat every poll)."""
+    idx = _INDEX_CACHE.get(suffix)
+    if idx is None:
+        idx = ber.decode_subids(suffix)
+        if len(_INDEX_CACHE) < 200_000:
+            _INDEX_CACHE[suffix] = idx
+    return idx
+
+
+class _LeanSpecs:
+    """pyasn1 specs whose varbind list is an opaque ``Any``: pysnmp decodes message header, USM and
+    PDU header, and hands us the varbind list as bytes for :func:`ber.decode_varbind_list`."""
+
+    def __init__(self) -> None:
+        from pyasn1.type import namedtype, univ
+        from pysnmp.proto import rfc1901, rfc1902, rfc1905
+        from pysnmp.proto.mpmod import rfc3412
+
+        class LeanVarBinds(univ.Any):  # type: ignore[misc]
+            """Raw VarBindList bytes. ``clear()`` is what USM engine-ID discovery calls on a
+            cloned request PDU (rfc3414 service.py): make it an empty list in place."""
+
+            def clear(self) -> LeanVarBinds:
+                self._value = b"\x30\x00"
+                return self
+
+        class LeanResponsePDU(univ.Sequence):  # type: ignore[misc]
+            tagSet = rfc1905.ResponsePDU.tagSet
+            componentType = namedtype.NamedTypes(
+                namedtype.NamedType("request-id", rfc1902.Integer32()),
+                namedtype.NamedType("error-status", univ.Integer()),
+                namedtype.NamedType("error-index", univ.Integer()),
+                namedtype.NamedType("variable-bindings", LeanVarBinds()),
+            )
+
+        class LeanBulkPDU(univ.Sequence):  # type: ignore[misc]
+            tagSet = rfc1905.GetBulkRequestPDU.tagSet
+            componentType = namedtype.NamedTypes(
+                namedtype.NamedType("request-id", rfc1902.Integer32()),
+                namedtype.NamedType("non-repeaters", univ.Integer()),
+                namedtype.NamedType("max-repetitions", univ.Integer()),
+                namedtype.NamedType("variable-bindings", LeanVarBinds()),
+            )
+
+        class LeanGetPDU(univ.Sequence):  # type: ignore[misc]
+            tagSet = rfc1905.GetRequestPDU.tagSet
+            componentType = namedtype.NamedTypes(
+                namedtype.NamedType("request-id", rfc1902.Integer32()),
+                namedtype.NamedType("error-status", univ.Integer()),
+                namedtype.NamedType("error-index", univ.Integer()),
+                namedtype.NamedType("variable-bindings", LeanVarBinds()),
+            )
+
+        pdus = [nt if nt.name != "response" else namedtype.NamedType("response", LeanResponsePDU())
+                for nt in rfc1905.PDUs.componentType.namedTypes]
+
+        class LeanPDUs(univ.Choice):  # type: ignore[misc]
+            componentType = namedtype.NamedTypes(*pdus)
+
+        class LeanV2cMessage(univ.Sequence):  # type: ignore[misc]
+            componentType = namedtype.NamedTypes(
+                namedtype.NamedType("version", rfc1901.version),
+                namedtype.NamedType("community", univ.OctetString()),
+                namedtype.NamedType("data", LeanPDUs()),
+            )
+
+        class LeanScopedPDU(univ.Sequence):  # type: ignore[misc]
+            componentType = namedtype.NamedTypes(
+                namedtype.NamedType("contextEngineId", univ.OctetString()),
+                namedtype.NamedType("contextName", univ.OctetString()),
+                namedtype.NamedType("data", LeanPDUs()),
+            )
+
+        class LeanScopedPduData(univ.Choice):  # type: ignore[misc]
+            componentType = namedtype.NamedTypes(
+                namedtype.NamedType("plaintext", LeanScopedPDU()),
+                namedtype.NamedType("encryptedPDU", univ.OctetString()),
+            )
+
+        v3 = rfc3412.SNMPv3Message.componentType
+
+        class LeanV3Message(univ.Sequence):  # type: ignore[misc]
+            componentType = namedtype.NamedTypes(
+                v3.namedTypes[0], v3.namedTypes[1], v3.namedTypes[2],
+                namedtype.NamedType("msgData", LeanScopedPduData()),
+            )
+
+        self.bulk_pdu = LeanBulkPDU
+        self.get_pdu = LeanGetPDU
+        self.v2c_message = LeanV2cMessage
+        self.v3_message = LeanV3Message
+        self.any = LeanVarBinds
+
+
+_SPECS: _LeanSpecs | None = None
+
+
+def _specs() -> _LeanSpecs:
+    global _SPECS
+    if _SPECS is None:
+        _SPECS = _LeanSpecs()
+    return _SPECS
+
+
+_request_ids = itertools.count(1)
+
+
+class SnmpPoller:
+    """One pysnmp ``SnmpEngine`` per event loop, polling many agents concurrently.
+
+    Use as ``async with SnmpPoller() as p: await p.walk(target, columns)``; the engine is built
+    in the running loop (engines are bound to their loop) and ``close()`` closes its dispatcher.
+    """
+
+    def __init__(self, *, max_varbinds: int = DEFAULT_MAX_VARBINDS, concurrency: int = 64) -> None:
+        self.max_varbinds = max(1, max_varbinds)
+        self.concurrency = max(1, concurrency)
+        self._engine: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cmdgen: Any = None
+        self._lcd: Any = None
+        self._targets: dict[tuple[object, ...], tuple[str, Any]] = {}
+        self._rows_hint: dict[tuple[str, bytes], int] = {}
+        self._sem: asyncio.Semaphore | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+    async def __aenter__(self) -> SnmpPoller:
+        self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self) -> None:
+        """Build the engine in the running loop (idempotent)."""
+        loop = asyncio.get_running_loop()
+        if self._engine is not None:
+            if self._loop is not loop:
+                raise RuntimeError("SnmpPoller is bound to another event loop")
+            return
+        from pysnmp.entity.engine import SnmpEngine
+        from pysnmp.entity.rfc3413 import cmdgen
+        from pysnmp.hlapi.v3arch.asyncio.lcd import CommandGeneratorLcdConfigurator
+
+        specs = _specs()
+        engine = SnmpEngine()
+        mps = engine.message_processing_subsystems
+        for model, spec in mps.items():
+            if int(model) == 1:
+                spec._snmpMsgSpec = specs.v2c_message()
+            elif int(model) == 3:
+                spec._snmpMsgSpec = specs.v3_message()
+        self._engine = engine
+        self._loop = loop
+        self._cmdgen = cmdgen.CommandGenerator()
+        self._lcd = CommandGeneratorLcdConfigurator()
+        self._sem = asyncio.Semaphore(self.concurrency)
+
+    def close(self) -> None:
+        if self._engine is not None:
+            dispatcher = self._engine.transport_dispatcher
+            if dispatcher is not None:
+                self._engine.close_dispatcher()
+            self._engine = None
+            self._targets.clear()
+
+    # --- target configuration --------------------------------------------------------------
+    async def _configure(self, target: SnmpTarget) -> tuple[str, Any]:
+        key = target.cache_key()
+        cached = self._targets.get(key)
+        if cached is not None:
+            return cached
+        from pysnmp.hlapi.v3arch.asyncio import CommunityData, UdpTransportTarget, UsmUserData
+        from pysnmp.hlapi.v3arch.asyncio import auth as hauth
+
+        acc = target.access
+        auth: Any
+        if acc.version == "2c":
+            if not acc.community:
+                raise SnmpConfigError(f"{target.name}: SNMP v2c needs a community")
+            auth = CommunityData(acc.community, mpModel=1)
+        else:
+            if not acc.user:
+                raise SnmpConfigError(f"{target.name}: SNMP v3 needs a user")
+            kwargs: dict[str, Any] = {}
+            if acc.auth_key:
+                name = _AUTH_PROTOCOLS.get((acc.auth_protocol or "SHA").upper().replace("-", ""))
+                if name is None:
+                    raise SnmpConfigError(f"{target.name}: unknown SNMP auth protocol {acc.auth_protocol!r}")
+                kwargs.update(authKey=acc.auth_key, authProtocol=getattr(hauth, name))
+                if acc.priv_key:
+                    pname = _PRIV_PROTOCOLS.get((acc.priv_protocol or "AES").upper().replace("-", ""))
+                    if pname is None:
+                        raise SnmpConfigError(f"{target.name}: unknown SNMP priv protocol {acc.priv_protocol!r}")
+                    kwargs.update(privKey=acc.priv_key, privProtocol=getattr(hauth, pname))
+            auth = UsmUserData(acc.user, **kwargs)
+        transport = await UdpTransportTarget.create((target.host, target.port), timeout=target.timeout,
+                                                    retries=target.retries)
+        addr_name, _params = self._lcd.configure(self._engine, auth, transport, target.context)
+        context_engine_id = None
+        entry = (addr_name, context_engine_id)
+        self._targets[key] = entry
+        return entry
+
+    # --- one request -----------------------------------------------------------------------
+    async def _request(self, target: SnmpTarget, pdu: Any) -> tuple[str | None, int, int, bytes]:
+        """Send ``pdu``; -> (error indication, error-status, error-index, raw varbind list)."""
+        addr_name, context_engine_id = await self._configure(target)
+        assert self._loop is not None
+        fut: asyncio.Future[tuple[Any, Any]] = self._loop.create_future()
+
+        def done(_engine: Any, _handle: Any, error_indication: Any, response: Any, _ctx: Any) -> None:
+            if not fut.done():
+                fut.set_result((error_indication, response))
+
+        from pysnmp.error import PySnmpError
+
+        try:
+            self._cmdgen.send_pdu(self._engine, addr_name, context_engine_id, target.context, pdu, done, None)
+        except PySnmpError as exc:
+            return f"send failed: {exc}", 0, 0, b""
+        error_indication, response = await fut
+        if error_indication:
+            return str(error_indication), 0, 0, b""
+        status = int(response.getComponentByPosition(1))
+        index = int(response.getComponentByPosition(2))
+        raw = response.getComponentByPosition(3).asOctets()
+        return None, status, index, raw
+
+    def _bulk_pdu(self, non_repeaters: int, max_repetitions: int, varbinds: bytes) -> Any:
+        specs = _specs()
+        pdu = specs.bulk_pdu()
+        pdu.setComponentByPosition(0, next(_request_ids) & 0x7FFFFFFF, verifyConstraints=False)
+        pdu.setComponentByPosition(1, non_repeaters, verifyConstraints=False)
+        pdu.setComponentByPosition(2, max_repetitions, verifyConstraints=False)
+        pdu.setComponentByPosition(3, specs.any(varbinds), verifyConstraints=False)
+        return pdu
+
+    def _get_pdu(self, varbinds: bytes) -> Any:
+        specs = _specs()
+        pdu = specs.get_pdu()
+        pdu.setComponentByPosition(0, next(_request_ids) & 0x7FFFFFFF, verifyConstraints=False)
+        pdu.setComponentByPosition(1, 0, verifyConstraints=False)
+        pdu.setComponentByPosition(2, 0, verifyConstraints=False)
+        pdu.setComponentByPosition(3, specs.any(varbinds), verifyConstraints=False)
+        return pdu
+
+    # --- public API ------------------------------------------------------------------------
+    async def get(self, target: SnmpTarget, oids: Sequence[Oid]) -> tuple[str | None, list[int | bytes | None]]:
+        """GET scalars; -> (error, values in order)."""
+        if self._engine is None:
+            self.open()
+        encoded = [ber.encode_oid(o) for o in oids]
+        err, status, index, raw = await self._request(target, self._get_pdu(ber.encode_null_varbinds(encoded)))
+        if err:
+            return err, []
+        if status:
+            return f"error-status {status} at varbind {index}", []
+        try:
+            vbs = ber.decode_varbind_list(raw)
+        except ber.BerError as exc:
+            return f"malformed response: {exc}", []
+        return None, [ber.value_of(tag, val) for _oid, tag, val in vbs]
+
+    async def walk(self, target: SnmpTarget, columns: Sequence[Oid], *, uptime: bool = True) -> WalkResult:
+        """All rows of ``columns`` (any tables) in one multi-column GETBULK loop.
+
+        ``uptime`` adds sysUpTime as a non-repeater to the first request (no extra round trip).
+        Rows of each column are in agent order; a column that errors or times out ends the walk with
+        ``error`` set and the rows gathered so far.
+        """
+        if self._engine is None:
+            self.open()
+        assert self._sem is not None
+        async with self._sem:
+            return await self._walk(target, columns, uptime)
+
+    async def _walk(self, target: SnmpTarget, columns: Sequence[Oid], want_uptime: bool) -> WalkResult:
+        result = WalkResult(target.name, {c: [] for c in columns}, started=time.time())
+        prefixes = [ber.encode_oid(c) for c in columns]
+        plens = [len(p) for p in prefixes]
+        rows: list[list[Row]] = [result.columns[c] for c in columns]
+        last = list(prefixes)
+        active = list(range(len(columns)))
+        hint_key = (target.name, b"".join(prefixes))
+        expected = self._rows_hint.get(hint_key)
+        first = want_uptime
+        uptime_tag = ber.TAG_TIMETICKS
+        end_tag = ber.TAG_END_OF_MIB_VIEW
+        decode = ber.decode_varbind_list
+        from_bytes = int.from_bytes
+        unsigned = ber.UNSIGNED_TAGS
+        budget = self.max_varbinds
+        try:
+            while active or first:
+                if result.requests >= MAX_REQUESTS_PER_WALK:
+                    result.error = "too many requests (agent returns non-increasing OIDs?)"
+                    break
+                k = len(active)
+                reps = max(1, budget // k) if k else 0
+                if expected is not None and k:
+                    done_rows = max((len(rows[i]) for i in active), default=0)
+                    reps = max(1, min(reps, expected - done_rows + 1))
+                nonrep = [SYS_UPTIME_ENC] if first else []
+                pdu = self._bulk_pdu(len(nonrep), reps, ber.encode_null_varbinds(nonrep + [last[i] for i in active]))
+                err, status, eindex, raw = await self._request(target, pdu)
+                result.requests += 1
+                if err:
+                    result.error = err
+                    break
+                if status:
+                    result.error = f"error-status {status} at varbind {eindex}"
+                    break
+                vbs = decode(raw)
+                result.varbinds += len(vbs)
+                if first:
+                    first = False
+                    if vbs:
+                        oid, tag, val = vbs[0]
+                        if tag == uptime_tag and oid == SYS_UPTIME_0_ENC:
+                            result.uptime = from_bytes(val, "big")
+                        vbs = vbs[1:]
+                if not k:
+                    break
+                if not vbs:
+                    result.error = "empty GETBULK response"
+                    break
+                ended = [False] * len(columns)
+                pos = 0
+                for oid, tag, val in vbs:
+                    ci = active[pos]
+                    pos += 1
+                    if pos == k:
+                        pos = 0
+                    if ended[ci]:
+                        continue
+                    plen = plens[ci]
+                    if tag == end_tag or len(oid) <= plen or not oid.startswith(prefixes[ci]) or oid == last[ci]:
+                        ended[ci] = True
+                        continue
+                    last[ci] = oid
+                    if tag in unsigned:
+                        value: int | bytes | None = from_bytes(val, "big")
+                    elif tag == 2:
+                        value = from_bytes(val, "big", signed=True)
+                    elif tag >= 0x80 or tag == 5:
+                        value = None
+                    else:
+                        value = val
+                    rows[ci].append((oid[plen:], value))
+                active = [ci for ci in active if not ended[ci]]
+        except ber.BerError as exc:
+            result.error = f"malformed response: {exc}"
+        except asyncio.CancelledError:
+            raise
+        if result.error is None:
+            self._rows_hint[hint_key] = max((len(r) for r in rows), default=0)
+        result.finished = time.time()
+        return result
+
+    async def walk_many(self, jobs: Iterable[tuple[SnmpTarget, Sequence[Oid]]]) -> list[WalkResult]:
+        """Walk several agents concurrently (bounded by ``concurrency``); results in job order."""
+        return list(await asyncio.gather(*(self.walk(t, cols) for t, cols in jobs)))

@@ -1,0 +1,153 @@
+"""The SNMP tables fabriccfg polls, as :class:`~fabriccfg.telemetry.spec.SnmpTable` values, and the
+mapping from polled rows to samples. Platforms pick the tables their agents implement."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from fabriccfg.telemetry import oids
+from fabriccfg.telemetry.model import Sample
+from fabriccfg.telemetry.snmp import Row, index_of
+from fabriccfg.telemetry.spec import PortOf, SnmpColumn, SnmpTable
+
+C = SnmpColumn
+
+IF_MIB = SnmpTable("if-mib", (
+    C("if_in_octets", oids.IF_HC_IN_OCTETS, "counter64"),
+    C("if_out_octets", oids.IF_HC_OUT_OCTETS, "counter64"),
+    C("if_in_ucast_pkts", oids.IF_HC_IN_UCAST_PKTS, "counter64"),
+    C("if_out_ucast_pkts", oids.IF_HC_OUT_UCAST_PKTS, "counter64"),
+    C("speed_mbps", oids.IF_HIGH_SPEED, "gauge"),
+    C("oper_status", oids.IF_OPER_STATUS, "state", oids.IF_OPER_STATUS_NAMES),
+    C("admin_status", oids.IF_ADMIN_STATUS, "state", oids.IF_ADMIN_STATUS_NAMES),
+    C("if_in_discards", oids.IF_IN_DISCARDS, "counter32"),
+    C("if_in_errors", oids.IF_IN_ERRORS, "counter32"),
+    C("if_out_discards", oids.IF_OUT_DISCARDS, "counter32"),
+    C("if_out_errors", oids.IF_OUT_ERRORS, "counter32"),
+))
+IEEE_PFC = SnmpTable("ieee8021-pfc", (
+    C("pfc_requests", oids.PFC_REQUESTS, "counter32"),
+    C("pfc_indications", oids.PFC_INDICATIONS, "counter32"),
+))
+MLNX_QOS_PFC = SnmpTable("mellanox-qos-pfc", (
+    C("pfc_rx_pause", oids.MLNX_PFC_RX_PAUSE_PKTS, "counter64"),
+    C("pfc_rx_pause_duration", oids.MLNX_PFC_RX_PAUSE_DURATION, "counter64"),
+    C("pfc_tx_pause", oids.MLNX_PFC_TX_PAUSE_PKTS, "counter64"),
+    C("pfc_tx_pause_duration", oids.MLNX_PFC_TX_PAUSE_DURATION, "counter64"),
+), index=("ifIndex", "prio"))
+MLNX_QOS_TC = SnmpTable("mellanox-qos-tc", (
+    C("tc_no_buffer_discard", oids.MLNX_TC_UNICAST_NO_BUFFER_DISCARD, "counter64"),
+    C("tc_wred_discard", oids.MLNX_TC_WRED_DISCARD, "counter64"),
+), index=("ifIndex", "tc"))
+MLNX_QOS_PORT = SnmpTable("mellanox-qos-port", (
+    C("port_tx_wait_us", oids.MLNX_PORT_TX_WAIT_US, "counter64"),
+))
+ARISTA_QUEUE = SnmpTable("arista-queue", (
+    C("tc_tx_pkts", oids.ARISTA_EGRESS_PKTS, "counter64"),
+    C("tc_tx_bytes", oids.ARISTA_EGRESS_BYTES, "counter64"),
+    C("tc_tx_discard", oids.ARISTA_EGRESS_PKTS_DROPPED, "counter64"),
+), index=("ifIndex", "tc", "_ptype"))
+MLNX_IF_VPI = SnmpTable("mellanox-if-vpi", (
+    C("ib_phys_state", oids.MLNX_IB_PORT_PHYSICAL_STATE, "state", oids.IB_PHYS_STATE_NAMES),
+    C("ib_logical_state", oids.MLNX_IB_PORT_LOGICAL_STATE, "state", oids.IB_LOGICAL_STATE_NAMES),
+    C("PortXmitWait", oids.MLNX_PORT_XMIT_WAIT, "counter64"),
+    C("SymbolErrorCounter", oids.MLNX_SYMBOL_ERROR_COUNTER, "counter64"),
+))
+def _lldp_samples(device: str, port_of: PortOf, rows: dict[str, dict[tuple[int, ...], int | bytes | None]]) -> list[Sample]:
+    """lldpRemTable (index timeMark.localPortNum.remIndex) -> ``lldp_neighbor`` info samples.
+    The local port number is mapped like an ifIndex (true on the platforms we poll)."""
+    out: list[Sample] = []
+    names = rows.get("sys_name", {})
+    for idx, sysname in names.items():
+        if len(idx) < 3:
+            continue
+        local = idx[1]
+        pid = rows.get("port_id", {}).get(idx)
+        pdesc = rows.get("port_desc", {}).get(idx)
+        chassis = rows.get("chassis_id", {}).get(idx)
+        out.append(Sample(device, port_of(local) or str(local), "lldp_neighbor", tuple(sorted((
+            ("remote_port", _text(pid)), ("remote_port_desc", _text(pdesc)), ("remote_chassis", _text(chassis)),
+        ))), _text(sysname), "info"))
+    return out
+
+
+def _text(value: int | bytes | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, int):
+        return str(value)
+    try:
+        text = value.decode()
+    except UnicodeDecodeError:
+        return ":".join(f"{b:02x}" for b in value)
+    if text.isprintable():
+        return text
+    return ":".join(f"{b:02x}" for b in value)
+
+
+LLDP = SnmpTable("lldp", (
+    C("chassis_id", oids.LLDP_REM_CHASSIS_ID, "info"),
+    C("port_id", oids.LLDP_REM_PORT_ID, "info"),
+    C("port_desc", oids.LLDP_REM_PORT_DESC, "info"),
+    C("sys_name", oids.LLDP_REM_SYS_NAME, "info"),
+), index=("_time", "lldpLocPortNum", "_rem"), to_samples=_lldp_samples)
+
+
+def port_map(rows: Iterable[Row]) -> dict[int, str]:
+    """ifName rows -> {ifIndex: name}."""
+    out: dict[int, str] = {}
+    for suffix, value in rows:
+        idx = index_of(suffix)
+        if len(idx) == 1 and isinstance(value, bytes):
+            out[idx[0]] = value.decode(errors="replace")
+    return out
+
+
+def to_samples(device: str, table: SnmpTable, columns: dict[tuple[int, ...], list[Row]],
+               port_of: PortOf) -> list[Sample]:
+    """Rows of ``table`` (column OID -> rows, as :meth:`SnmpPoller.walk` returns) -> samples."""
+    if table.to_samples is not None:
+        by_metric = {c.metric: {index_of(s): v for s, v in columns.get(c.oid, [])} for c in table.columns}
+        return table.to_samples(device, port_of, by_metric)
+    out: list[Sample] = []
+    names = table.index
+    width = len(names)
+    label_pos = [(i, n) for i, n in enumerate(names) if n != "ifIndex" and not n.startswith("_")]
+    drop_pos = [i for i, n in enumerate(names) if n.startswith("_")]
+    port_pos = names.index("ifIndex") if "ifIndex" in names else None
+    filters = table.index_filter
+    for col in table.columns:
+        rows = columns.get(col.oid, ())
+        # Dropped index components (Arista's packet type) can collapse rows onto one key: the row with
+        # the highest dropped component wins (packet type 2 = mixed = unicast + multicast), so nothing
+        # is counted twice.
+        chosen: dict[tuple[str | None, tuple[tuple[str, str], ...]], tuple[tuple[int, ...], int | str]] = {}
+        for suffix, value in rows:
+            idx = index_of(suffix)
+            if len(idx) != width:
+                continue
+            if filters and any(idx[p] not in ok for p, ok in filters.items()):
+                continue
+            port = port_of(idx[port_pos]) if port_pos is not None else None
+            if port_pos is not None and port is None:
+                port = str(idx[port_pos])
+            lbls = tuple(sorted((n, str(idx[i])) for i, n in label_pos)) if label_pos else ()
+            kind = col.kind
+            if kind == "state":
+                if not isinstance(value, int):
+                    continue
+                v: int | str = (col.states or {}).get(value, str(value))
+            elif kind == "info":
+                v = _text(value)
+            else:
+                if not isinstance(value, int):
+                    continue
+                v = value
+            rank = tuple(idx[i] for i in drop_pos)
+            key = (port, lbls)
+            prev = chosen.get(key)
+            if prev is None or rank >= prev[0]:
+                chosen[key] = (rank, v)
+        for (port, lbls), (_rank, v) in chosen.items():
+            out.append(Sample(device, port, col.metric, lbls, v, col.kind))
+    return out

@@ -1,0 +1,56 @@
+"""`fabriccfg push --verify`: run the device's health checks after the change and before confirm.
+
+Plugged into :data:`fabriccfg.push.hooks.post_push_checks`. For each pushed device, two telemetry
+snapshots of that device alone are taken ``interval`` seconds apart and the checks run on them; any
+CRITICAL finding on the device is a problem, which makes the push roll the device back (like a failed
+transaction verification). Warnings and UNKNOWN (telemetry that could not be read) are logged into the
+problem text only when ``strict``: a push is not undone because a counter could not be polled.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fabriccfg.inventory.models import Fabric
+from fabriccfg.telemetry.model import Snapshot
+from fabriccfg.verify.engine import Check, Context, evaluate, load_checks
+from fabriccfg.verify.runner import Collector, default_collector
+
+ROLLBACK_SEVERITIES = frozenset({"critical"})
+
+
+def make_check(fabric: Fabric, checks: Sequence[Check] | None = None, *, samples: int = 2,
+               interval: float = 2.0, strict: bool = False, collector: Collector | None = None,
+               sleep: Callable[[float], None] = time.sleep) -> Callable[[Any], list[str]]:
+    """A post-push check bound to ``fabric`` (the hook's context carries the device, not the fabric)."""
+    check_list = list(checks) if checks is not None else load_checks()
+    severities = ROLLBACK_SEVERITIES | ({"warning", "unknown"} if strict else set())
+
+    def post_push_verify(ctx: Any) -> list[str]:
+        collect = collector or default_collector(devices=[ctx.name])
+        targets = {ctx.name: ctx.endpoint}
+        snaps: list[Snapshot] = []
+        for i in range(max(2, samples)):
+            if i:
+                sleep(max(0.0, snaps[-1].ts + interval - time.time()))
+            snaps.append(collect(fabric, targets))
+        report = evaluate(check_list, Context(fabric, snaps))
+        return [f"verify {f.check} {f.severity.upper()} at {f.where}: {f.message}"
+                for f in report.findings if f.device == ctx.name and f.severity in severities]
+
+    post_push_verify.__name__ = "fabriccfg_verify"
+    return post_push_verify
+
+
+def enable(fabric: Fabric, **kwargs: Any) -> Callable[[Any], list[str]]:
+    """Append the verify check to the push's hook list (once); returns it."""
+    from fabriccfg.push import hooks
+
+    for existing in list(hooks.post_push_checks):
+        if getattr(existing, "__name__", "") == "fabriccfg_verify":
+            hooks.post_push_checks.remove(existing)
+    check = make_check(fabric, **kwargs)
+    hooks.post_push_checks.append(check)
+    return check

@@ -1,0 +1,278 @@
+"""`fabriccfg watch`: a scheduled poll-and-check loop with a Prometheus exporter.
+
+Each round takes one snapshot of this shard's devices, computes rates against the previous rounds
+(kept in memory; the SQLite store with ``--state-dir`` survives restarts and serves ``--once``), runs
+the checks and publishes the result through a custom collector on its own registry: per-port rates
+(``fabriccfg_<metric>_per_second``), gauges and states, check states and findings. Prometheus does the
+aggregation across shards (``--shard i/n`` splits devices by a stable hash of their name).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fabriccfg.inventory.models import Fabric
+from fabriccfg.targets import Endpoint
+from fabriccfg.telemetry.model import COUNTER_KINDS, Snapshot
+from fabriccfg.verify import output
+from fabriccfg.verify.engine import EXIT_CODES, Check, Context, Point, Report, build_points, evaluate
+from fabriccfg.verify.runner import MAX_PREVIOUS_AGE_S, Collector, PreviousRun, in_shard
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_BAD = re.compile(r"[^a-zA-Z0-9_]")
+
+
+def metric_name(metric: str) -> str:
+    """'PortXmitWait' -> 'port_xmit_wait'; 'pfc_rx_pause' unchanged."""
+    return _BAD.sub("_", _CAMEL.sub("_", metric)).lower()
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"--serve {text!r}: write HOST:PORT, e.g. 127.0.0.1:9108")
+    try:
+        p = int(port)
+    except ValueError:
+        raise ValueError(f"--serve {text!r}: the port is not a number") from None
+    if not 0 <= p <= 65535:
+        raise ValueError(f"--serve {text!r}: port out of range")
+    return host.strip("[]"), p
+
+
+def summary(report: Report) -> str:
+    counts = {s: sum(1 for f in report.findings if f.severity == s)
+              for s in ("critical", "warning", "unknown")}
+    storms = [f for f in report.findings if f.origin]
+    text = (f"{time.strftime('%H:%M:%S')} {report.status.upper()}: {counts['critical']} critical, "
+            f"{counts['warning']} warning, {counts['unknown']} unknown; {report.devices} device(s), "
+            f"{report.elapsed_s:.2f} s")
+    for f in storms:
+        text += f"\n  storm origin {f.origin}: {' -> '.join(f.path)}"
+    return text
+
+
+class Watcher:
+    """The round loop and the state the exporter reads (guarded by a lock: scrapes run on a thread)."""
+
+    def __init__(self, fabric: Fabric, targets: dict[str, Endpoint], checks: Sequence[Check],
+                 collector: Collector, *, shard: tuple[int, int] | None = None, state_dir: Path | None = None,
+                 textfile: Path | None = None, clock: Callable[[], float] = time.time) -> None:
+        self.fabric = fabric
+        self.targets = {n: e for n, e in targets.items() if in_shard(n, shard)}
+        self.checks = list(checks)
+        self.collector = collector
+        self.shard = shard
+        self.textfile = textfile
+        self.clock = clock
+        depth = max([c.for_points for c in self.checks] + [1]) + 1
+        self.snaps: deque[Snapshot] = deque(maxlen=depth)
+        self.points: deque[Point] = deque(maxlen=depth)
+        key = f"watch-{shard[0]}-of-{shard[1]}" if shard else "watch"
+        scope = f"{fabric.fabric.name}:{key}"
+        self.store = PreviousRun(state_dir, scope=scope) if state_dir is not None else None
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.last: Report | None = None
+        self.last_point: Point | None = None
+        self.rounds = 0
+        self.round_ts = 0.0
+        self.round_s = 0.0
+
+    def round(self) -> Report:
+        t0 = time.perf_counter()
+        if not self.snaps and self.store is not None:
+            prev = self.store.previous()
+            if prev is not None and 0 < self.clock() - prev.ts <= MAX_PREVIOUS_AGE_S:
+                self.snaps.append(prev)
+        snap = self.collector(self.fabric, self.targets)
+        if self.snaps:
+            self.points.append(build_points([self.snaps[-1], snap])[0])
+        else:
+            self.points.append(build_points([snap])[0])
+        self.snaps.append(snap)
+        ctx = Context(self.fabric, list(self.snaps), points=list(self.points))
+        report = evaluate(self.checks, ctx)
+        if self.store is not None:
+            self.store.save(snap)
+        report.elapsed_s = time.perf_counter() - t0
+        with self.lock:
+            self.last = report
+            self.last_point = self.points[-1]
+            self.rounds += 1
+            self.round_ts = self.clock()
+            self.round_s = report.elapsed_s
+        if self.textfile is not None:
+            tmp = self.textfile.with_name(self.textfile.name + f".{os.getpid()}.tmp")
+            tmp.write_text(output.to_prometheus(report), encoding="utf-8")
+            tmp.replace(self.textfile)
+        return report
+
+    def run(self, period: float, *, rounds: int | None = None,
+            on_round: Callable[[Report], None] | None = None) -> None:
+        """Rounds every ``period`` seconds on a fixed schedule (a slow round delays, never piles up)."""
+        start = time.monotonic()
+        k = done = 0
+        while not self.stop.is_set():
+            try:
+                report = self.round()
+            except Exception as exc:  # a failed round is reported and retried next period
+                report = Report("unknown", [], [], errors={"watch": [f"{type(exc).__name__}: {exc}"]})
+                with self.lock:
+                    self.last = report
+            if on_round is not None:
+                on_round(report)
+            k += 1
+            done += 1
+            if rounds is not None and done >= rounds:
+                return
+            now = time.monotonic()
+            nxt = start + k * period
+            if nxt < now:  # overran: skip missed slots
+                k = int((now - start) // period) + 1
+                nxt = start + k * period
+            self.stop.wait(nxt - now)
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.store is not None:
+            self.store.close()
+
+
+@dataclass
+class MetricFamilyRows:
+    name: str
+    doc: str
+    kind: str
+    labelnames: list[str]
+    rows: list[tuple[list[str], float]]
+
+
+class FabricCollector:
+    """prometheus_client custom collector over the watcher's latest round."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+
+    def families(self) -> list[MetricFamilyRows]:
+        w = self.watcher
+        with w.lock:
+            report, point, rounds, ts, dur = w.last, w.last_point, w.rounds, w.round_ts, w.round_s
+        fams: list[MetricFamilyRows] = [
+            MetricFamilyRows("fabriccfg_watch_rounds", "Rounds completed.", "counter", [],
+                             [([], float(rounds))]),
+            MetricFamilyRows("fabriccfg_watch_last_round_timestamp_seconds", "When the last round ended.",
+                             "gauge", [], [([], ts)]),
+            MetricFamilyRows("fabriccfg_watch_last_round_duration_seconds", "Duration of the last round.",
+                             "gauge", [], [([], dur)]),
+        ]
+        if point is not None:
+            fams += _sample_families(point)
+        if report is not None:
+            fams.append(MetricFamilyRows("fabriccfg_verify_status", "Overall status (0 ok, 1 warning, "
+                                         "2 critical, 3 unknown).", "gauge", [],
+                                         [([], float(EXIT_CODES[report.status]))]))
+            fams.append(MetricFamilyRows(
+                "fabriccfg_check_state", "State of each check (0 ok, 1 warning, 2 critical, 3 unknown; "
+                "-1 skipped).", "gauge", ["check"],
+                [([r.check], -1.0 if r.state == "skipped" else float(EXIT_CODES[r.state]))
+                 for r in report.results]))
+            names = ["check", "severity", "device", "port", "priority", "origin"]
+            rows = []
+            vals = []
+            for f in report.findings:
+                lv = [str(v or "") for v in output.finding_labels(f).values()]
+                rows.append((lv, float(EXIT_CODES[f.severity])))
+                if isinstance(f.value, int | float) and not isinstance(f.value, bool):
+                    vals.append((lv, float(f.value)))
+            fams.append(MetricFamilyRows("fabriccfg_finding", "Findings (value = severity code).", "gauge",
+                                         names, rows))
+            fams.append(MetricFamilyRows("fabriccfg_finding_value", "Measured value of numeric findings.",
+                                         "gauge", names, vals))
+        return fams
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        for fam in self.families():
+            cls = CounterMetricFamily if fam.kind == "counter" else GaugeMetricFamily
+            name = fam.name.removesuffix("_total") if fam.kind == "counter" else fam.name
+            mf = cls(name, fam.doc, labels=fam.labelnames)
+            for lv, v in fam.rows:
+                mf.add_metric(lv, v)
+            yield mf
+
+    def describe(self) -> list[Any]:
+        return []
+
+
+def _sample_families(point: Point) -> list[MetricFamilyRows]:
+    """Rates of counters, values of gauges, one-hot states, from one evaluation point."""
+    by_name: dict[str, MetricFamilyRows] = {}
+    label_names: dict[str, list[str]] = {}
+    for s in point.snapshot:
+        if s.kind == "info" or (s.port is None and s.kind == "state"):
+            continue
+        extra = sorted({metric_name(k) for k, _ in s.labels})
+        label_names.setdefault(s.metric, [])
+        for k in extra:
+            if k not in label_names[s.metric]:
+                label_names[s.metric].append(k)
+    for s in point.snapshot:
+        if s.metric not in label_names:
+            continue
+        names = ["device", "port", *sorted(label_names[s.metric])]
+        lbl = {metric_name(k): v for k, v in s.labels}
+        if s.kind in COUNTER_KINDS:
+            r = point.rates.get(s.key)
+            if r is None or r.value_per_s is None:
+                continue
+            fname = f"fabriccfg_{metric_name(s.metric)}_per_second"
+            value = r.value_per_s
+            doc = f"Per-second rate of {s.metric}."
+        elif s.kind == "gauge" and isinstance(s.value, int):
+            fname, value, doc = f"fabriccfg_{metric_name(s.metric)}", float(s.value), f"{s.metric}."
+        elif s.kind == "state":
+            fname, value, doc = f"fabriccfg_{metric_name(s.metric)}", 1.0, f"{s.metric} (one-hot by state)."
+            names = [*names, "state"]
+            lbl["state"] = str(s.value)
+        else:
+            continue
+        fam = by_name.get(fname)
+        if fam is None:
+            fam = by_name[fname] = MetricFamilyRows(fname, doc, "gauge", names, [])
+        fam.rows.append(([s.device, s.port or "", *[lbl.get(n, "") for n in names[2:]]], value))
+    return list(by_name.values())
+
+
+class Server:
+    def __init__(self, httpd: Any, thread: threading.Thread) -> None:
+        self.httpd = httpd
+        self.thread = thread
+
+    @property
+    def address(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"{host}:{port}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def serve(watcher: Watcher, address: tuple[str, int]) -> Server:
+    """Serve ``/metrics`` from a registry holding only the fabric collector."""
+    from prometheus_client import CollectorRegistry, start_http_server
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(FabricCollector(watcher))
+    httpd, thread = start_http_server(address[1], addr=address[0], registry=registry)
+    return Server(httpd, thread)

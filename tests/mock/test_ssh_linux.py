@@ -1,0 +1,102 @@
+"""Linux mocks (linux): SM host files, opensm pre-check, systemctl; GPU host sysfs, mlnx_qos, scripts."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from mockssh_helpers import IB_8790, ROCE_LAB, session, start_mock
+
+
+@pytest.fixture(scope="module")
+def ib(tmp_path_factory):
+    mock = start_mock(tmp_path_factory.mktemp("ib"), IB_8790)
+    yield mock
+    mock.stop()
+
+
+@pytest.fixture(scope="module")
+def roce(tmp_path_factory):
+    mock = start_mock(tmp_path_factory.mktemp("roce"), ROCE_LAB)
+    yield mock
+    mock.stop()
+
+
+CONF = "guid 0x1070fd0300aa0001\nsm_priority 15\nrouting_engine ftree\nqos FALSE\nsharp_enabled 2\n"
+
+
+def test_sm_host_upload_precheck_restart(ib):
+    assert ib.endpoints["sm1"].device_type == "linux" and ib.endpoints["sm1"].snmp_port is None
+    assert all(ep.platform != "unmanaged-ib" for ep in ib.endpoints.values())
+    conn = session(ib, "sm1")
+    try:
+        assert conn.send_command("systemctl is-active opensmd").strip() == "active"
+        assert conn.send_command("systemctl is-active sharp_am").strip() == "active"
+        conn.send_command("sudo cp /etc/opensm/opensm.conf /etc/opensm/opensm.conf.bak")
+        b64 = base64.b64encode(CONF.encode()).decode()
+        out = conn.send_command(f"printf '%s' '{b64}' | base64 -d > /etc/opensm/opensm.conf.new"
+                                " && sha256sum /etc/opensm/opensm.conf.new")
+        assert len(out.split()[0]) == 64
+        check = conn.send_command("opensm -F /etc/opensm/opensm.conf.new -c /tmp/opensm.out")
+        assert "Unrecognized token" not in check  # mlnx flavour knows sharp_enabled
+        conn.send_command("sudo mv /etc/opensm/opensm.conf.new /etc/opensm/opensm.conf")
+        assert conn.send_command("sudo systemctl restart opensmd; echo rc=$?").strip().endswith("rc=0")
+        assert conn.send_command("cat /etc/opensm/opensm.conf") == CONF.rstrip("\n")
+        # a broken file makes the restart fail, the backup brings it back
+        conn.send_command("echo 'qos yes' | sudo tee -a /etc/opensm/opensm.conf")
+        out = conn.send_command("sudo systemctl restart opensmd")
+        assert "failed" in out
+        assert conn.send_command("systemctl is-active opensmd").strip() == "failed"
+        conn.send_command("sudo cp /etc/opensm/opensm.conf.bak /etc/opensm/opensm.conf")
+        conn.send_command("sudo systemctl restart opensmd")
+        assert conn.send_command("systemctl is-active opensmd").strip() == "active"
+        assert "opensm.conf" in conn.send_command("ls /etc/opensm").split()
+    finally:
+        conn.disconnect()
+
+
+def test_opensm_precheck_flags_unknown_keys_like_upstream(ib):
+    conn = session(ib, "sm2")
+    try:
+        conn.send_command_timing("cat > /tmp/o.conf <<'EOF'\nsm_priority 3\nfoo_bar 1\nEOF", last_read=0.3)
+        out = conn.send_command("opensm -F /tmp/o.conf -c /tmp/out.conf; echo rc=$?")
+        assert ' Unrecognized token: "foo_bar"' in out and "rc=0" in out
+        assert "command not found" in conn.send_command("frobnicate")
+    finally:
+        conn.disconnect()
+
+
+SCRIPT = """#!/bin/bash
+set -e
+# rendered by fabriccfg
+IF=ens1f0np0
+mlnx_qos -i $IF --trust dscp
+mlnx_qos -i $IF --pfc 0,0,0,1,0,0,0,0
+echo 1 > /sys/class/net/$IF/ecn/roce_np/enable/3
+echo 1 > /sys/class/net/${IF}/ecn/roce_rp/enable/3
+echo 300 > /sys/class/net/$IF/ecn/roce_rp/rpg_time_reset
+cma_roce_tos -d mlx5_0 -t 106
+"""
+
+
+def test_gpu_host_sysfs_mlnx_qos_and_script(roce):
+    conn = session(roce, "gpu01")
+    try:
+        base = "/sys/class/net/ens1f0np0/ecn"
+        assert conn.send_command(f"cat {base}/roce_np/cnp_dscp").strip() == "48"
+        out = conn.send_command(f"echo 70000 | sudo tee {base}/roce_rp/dce_tcp_g")
+        assert "Invalid argument" in out
+        assert conn.send_command(f"cat {base}/roce_rp/dce_tcp_g").strip() == "1019"
+        b64 = base64.b64encode(SCRIPT.encode()).decode()
+        conn.send_command(f"printf '%s' '{b64}' | base64 -d > /tmp/roce-setup.sh")
+        out = conn.send_command("sudo bash /tmp/roce-setup.sh; echo rc=$?")
+        assert out.strip().endswith("rc=0"), out
+        qos = conn.send_command("mlnx_qos -i ens1f0np0")
+        assert "Priority trust state: dscp" in qos
+        assert "enabled     0   0   0   1   0   0   0   0" in qos
+        assert conn.send_command(f"cat {base}/roce_np/enable/3").strip() == "1"
+        assert conn.send_command("cma_roce_tos -d mlx5_0").strip() == "106"
+        assert "No such device" in conn.send_command("mlnx_qos -i nosuch0")
+    finally:
+        conn.disconnect()

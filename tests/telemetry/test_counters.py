@@ -1,0 +1,124 @@
+"""Counter maths: wraps, saturation, resets and rates, with property tests (hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabriccfg.telemetry.counters import MAX_PLAUSIBLE_RATE, compute_rates, counter_rate, restarted
+from fabriccfg.telemetry.model import Sample, Snapshot, labels
+
+U32 = 2**32
+U64 = 2**64
+
+
+@given(prev=st.integers(0, U32 - 1), delta=st.integers(0, U32 - 1), dt=st.floats(0.01, 3600))
+def test_counter32_delta_is_exact_modulo_2_32(prev: int, delta: int, dt: float) -> None:
+    cur = (prev + delta) % U32
+    r = counter_rate(prev, cur, "counter32", dt)
+    assert r.delta == delta
+    assert r.status == ("wrapped" if prev + delta >= U32 else "ok")
+    assert r.value_per_s is not None and abs(r.value_per_s - delta / dt) <= 1e-9 * max(1.0, delta / dt)
+
+
+@given(prev=st.integers(0, U64 - 1), delta=st.integers(0, 10**15), dt=st.floats(1, 600))
+def test_counter64_plausible_wrap_is_exact(prev: int, delta: int, dt: float) -> None:
+    cur = (prev + delta) % U64
+    r = counter_rate(prev, cur, "counter64", dt)
+    assert r.delta == delta  # exact int arithmetic, no float rounding even above 2**53
+    assert r.status == ("wrapped" if prev + delta >= U64 else "ok")
+
+
+@given(prev=st.integers(2**50, U64 - 1), cur=st.integers(0, 2**40), dt=st.floats(1, 60))
+def test_counter64_decrease_that_is_no_plausible_wrap_is_a_reset(prev: int, cur: int, dt: float) -> None:
+    wrapped = cur + U64 - prev
+    r = counter_rate(prev, cur, "counter64", dt)
+    if wrapped > MAX_PLAUSIBLE_RATE * dt:
+        assert r.status == "reset" and r.value_per_s is None and r.delta is None
+    else:
+        assert r.status == "wrapped" and r.delta == wrapped
+
+
+@given(bits=st.sampled_from([4, 8, 16, 32, 64]), prev=st.integers(0, 2**64), step=st.integers(0, 2**64),
+       dt=st.floats(0.5, 600))
+def test_saturating_counters_never_give_a_rate_at_max(bits: int, prev: int, step: int, dt: float) -> None:
+    top = 2**bits - 1
+    prev = min(prev, top)
+    cur = min(prev + step, top)
+    r = counter_rate(prev, cur, f"sat{bits}", dt)
+    if cur == top:
+        assert r.status == "saturated" and r.value_per_s is None
+    else:
+        assert r.status == "ok" and r.delta == cur - prev
+    assert r.status not in ("wrapped",)  # IB PMA counters stick, they never wrap
+
+
+@given(bits=st.sampled_from([8, 16, 32, 64]), prev=st.integers(1, 2**8 - 2), dt=st.floats(0.5, 600))
+def test_saturating_counter_decrease_is_a_clear(bits: int, prev: int, dt: float) -> None:
+    r = counter_rate(prev, prev - 1, f"sat{bits}", dt)
+    assert r.status == "reset" and r.value_per_s is None
+
+
+def test_invalid_and_stale() -> None:
+    assert counter_rate("up", 3, "counter64", 1).status == "invalid"
+    assert counter_rate(1, 2, "gauge", 1).status == "invalid"
+    assert counter_rate(1, 2, "counter64", 0).status == "stale"
+    assert counter_rate(-1, 2, "counter64", 1).status == "invalid"
+    assert counter_rate(0, U32, "counter32", 1).status == "invalid"  # not a 32-bit value
+
+
+@given(up0=st.integers(0, U32 - 1), elapsed=st.floats(1, 86400))
+def test_uptime_keeping_pace_is_no_restart_even_across_the_timeticks_wrap(up0: int, elapsed: float) -> None:
+    up1 = (up0 + round(elapsed * 100)) % U32
+    assert not restarted(up0, up1, elapsed)
+
+
+@given(up0=st.integers(10_000, U32 - 1), up_after=st.integers(0, 5_000), elapsed=st.floats(100, 86400))
+def test_uptime_going_back_is_a_restart(up0: int, up_after: int, elapsed: float) -> None:
+    assert restarted(up0, up_after, elapsed)
+
+
+def _snap(ts: float, value: int, uptime: int | None, kind: str = "counter64") -> Snapshot:
+    s = Snapshot(ts=ts)
+    s.add(Sample("sw1", "swp1", "if_in_octets", (), value, kind))  # type: ignore[arg-type]
+    s.add(Sample("sw1", "swp1", "pfc_rx_pause", labels(prio=3), value // 10, kind))  # type: ignore[arg-type]
+    s.add(Sample("sw1", "swp1", "oper_status", (), "up", "state"))
+    if uptime is not None:
+        s.uptime["sw1"] = uptime
+    return s
+
+
+def test_compute_rates_first_ok_and_reboot() -> None:
+    a = _snap(1000.0, 10_000, 500_000)
+    assert {r.status for r in compute_rates(None, a).values()} == {"first"}
+    b = _snap(1010.0, 60_000, 501_000)
+    rates = compute_rates(a, b)
+    assert len(rates) == 2  # states are not rated
+    r = rates[("sw1", "swp1", "if_in_octets", ())]
+    assert r.status == "ok" and r.delta == 50_000 and r.value_per_s == 5_000.0
+    assert rates[("sw1", "swp1", "pfc_rx_pause", (("prio", "3"),))].delta == 5_000
+    # reboot: uptime went back; counters restarted low; no rate, no huge bogus wrap
+    c = _snap(1020.0, 1_000, 300)
+    assert {r.status for r in compute_rates(b, c).values()} == {"reset"}
+    # a reboot between polls that left counters higher than before is still a reset
+    d = _snap(2000.0, 90_000, 3_000)
+    assert {r.status for r in compute_rates(b, d).values()} == {"reset"}
+
+
+def test_compute_rates_counter32_wrap_and_kind_change() -> None:
+    a = _snap(0.0, U32 - 100, 100, "counter32")
+    b = _snap(1.0, 900, 200, "counter32")
+    r = compute_rates(a, b)[("sw1", "swp1", "if_in_octets", ())]
+    assert r.status == "wrapped" and r.delta == 1000
+    c = _snap(2.0, 1900, 300, "counter64")
+    assert compute_rates(b, c)[("sw1", "swp1", "if_in_octets", ())].status == "first"
+
+
+@settings(max_examples=50)
+@given(values=st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=6))
+def test_compute_rates_never_raises_and_never_negative(values: list[int]) -> None:
+    snaps = [_snap(float(i), v, None) for i, v in enumerate(values)]
+    for prev, cur in zip(snaps, snaps[1:], strict=False):
+        for rate in compute_rates(prev, cur).values():
+            assert rate.value_per_s is None or rate.value_per_s >= 0
+            assert rate.delta is None or rate.delta >= 0

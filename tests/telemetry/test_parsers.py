@@ -1,0 +1,39 @@
+"""Parsers on real captures (``ib.md`` §5-§6) and the mock's formats: netutils-style fixtures.
+
+Each ``fixtures/<tool>/<name>.txt`` is parsed and compared with ``<name>.json``. To add a case, drop
+the capture in and write the JSON by hand (``REGEN=1`` writes the current output for review).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabriccfg.telemetry.parsers import PARSERS
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CASES = sorted(p for p in FIXTURES.glob("*/*.txt") if p.parent.name in PARSERS)
+
+
+def _jsonable(obj: Any) -> Any:
+    if hasattr(obj, "to_json"):
+        return _jsonable(obj.to_json())
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_fixture(case: Path) -> None:
+    parsed = _jsonable(PARSERS[case.parent.name](case.read_text(encoding="utf-8")))
+    expected_path = case.with_suffix(".json")
+    if os.environ.get("REGEN"):
+        expected_path.write_text(json.dumps(parsed, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    assert expected_path.exists(), f"write {expected_path.name} (REGEN=1 writes the current output for review)"
+    assert parsed == json.loads(expected_path.read_text(encoding="utf-8"))

@@ -1,0 +1,125 @@
+"""`fabriccfg verify` / `watch` command line: exit codes (Nagios), formats, usage errors -> 3."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from typer.testing import CliRunner
+
+from fabriccfg.cli import app
+from fabriccfg.verify import runner
+
+from .conftest import ROOT
+from .synth import Synth
+
+ROCE = str(ROOT / "inventories" / "roce-lab.yaml")
+
+
+@pytest.fixture
+def fake(monkeypatch, roce):
+    """Replace the live collector with a synthetic fabric whose clock moves 2 s per round."""
+    synth = Synth(roce)
+    clock = {"t": 0.0}
+
+    def collector(**_kw):
+        def collect(fabric, targets):
+            clock["t"] += 2.0
+            return synth.snapshot(clock["t"])
+        return collect
+
+    monkeypatch.setattr(runner, "default_collector", collector)
+    monkeypatch.setenv("FABRIC_SSH_PASSWORD", "pw-for-tests")
+    monkeypatch.setenv("FABRIC_SNMP_AUTH", "auth-for-tests")
+    monkeypatch.setenv("FABRIC_SNMP_PRIV", "priv-for-tests")
+    return synth
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def test_ok_exit_0(fake):
+    r = invoke("verify", ROCE, "--interval", "0s")
+    assert r.exit_code == 0, r.output
+    assert "OK: 0 finding(s)" in r.output
+
+
+def test_warning_exit_1(fake):
+    fake.set_state("leaf-r0", "swp29", "speed_mbps", 200000)
+    r = invoke("verify", ROCE, "--interval", "0s", "--format", "json")
+    assert r.exit_code == 1, r.output
+    assert json.loads(r.output)["status"] == "WARNING"
+
+
+def test_critical_exit_2_junit(fake):
+    fake.add_rate("leaf-r2", "Ethernet3/1", "tc_no_buffer_discard", 40, tc=3)
+    r = invoke("verify", ROCE, "--interval", "0s", "--format", "junit")
+    assert r.exit_code == 2, r.output
+    ET.fromstring(r.output)
+
+
+def test_unknown_exit_3(fake):
+    fake.unreachable.add("leaf-r3")
+    r = invoke("verify", ROCE, "--interval", "0s", "--format", "prometheus")
+    assert r.exit_code == 3, r.output
+    assert "fabriccfg_verify_status 3" in r.output
+
+
+def test_storm_and_only(fake):
+    fake.pause_storm("gpu07", "mlx5_1", since=0.0, hop_s=0.0)
+    r = invoke("verify", ROCE, "--interval", "0s", "--samples", "3", "--only", "pfc-storm-origin",
+               "--format", "json")
+    assert r.exit_code == 2, r.output
+    doc = json.loads(r.output)
+    assert [f["origin"] for f in doc["findings"]] == ["gpu07:mlx5_1"]
+
+
+@pytest.mark.parametrize("args", [
+    ("verify",),
+    ("verify", ROCE, "--bogus"),
+    ("verify", ROCE, "--format", "xml"),
+    ("verify", ROCE, "--samples", "0"),
+    ("verify", ROCE, "--interval", "soon"),
+    ("verify", ROCE, "--only", "no-such-check"),
+    ("verify", "/nonexistent/inventory.yaml"),
+    ("verify", ROCE, "--checks", "/nonexistent-dir"),
+    ("watch", ROCE, "--shard", "4/4"),
+    ("watch", ROCE, "--serve", "nohostport"),
+])
+def test_usage_errors_exit_3(fake, args):
+    r = invoke(*args)
+    assert r.exit_code == 3, (args, r.output)
+    assert "Traceback" not in r.output
+
+
+def test_bad_user_check_exit_3(fake, tmp_path):
+    (tmp_path / "evil.yaml").write_text("id: evil\nvalue: __import__('os').system('true')\nwarn: 1\n")
+    r = invoke("verify", ROCE, "--checks", str(tmp_path))
+    assert r.exit_code == 3
+    assert "evil.yaml" in r.output
+
+
+def test_watch_once(fake):
+    fake.add_rate("leaf-r2", "Ethernet3/1", "tc_no_buffer_discard", 40, tc=3)
+    r = invoke("watch", ROCE, "--once", "--format", "json")
+    # one round without a store: rates need a previous round, so only state checks ran
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["points"] == 1
+
+
+def test_state_dir_gives_rates_to_single_sample_runs(fake, tmp_path):
+    import time as _time
+
+    fake.epoch = _time.time() - 100.0
+    fake.add_rate("leaf-r2", "Ethernet3/1", "tc_no_buffer_discard", 40, tc=3)
+    state = str(tmp_path / "state")
+    first = invoke("verify", ROCE, "--samples", "1", "--state-dir", state, "--format", "json")
+    assert first.exit_code == 0, first.output  # nothing to compare with yet
+    assert json.loads(first.output)["points"] == 1
+    second = invoke("verify", ROCE, "--samples", "1", "--state-dir", state, "--format", "json")
+    assert second.exit_code == 2, second.output
+    doc = json.loads(second.output)
+    assert [f["check"] for f in doc["findings"]] == ["lossless-queue-drops"]
+    assert doc["interval_s"] == 2.0

@@ -1,0 +1,76 @@
+"""`watch`: rounds, sharding, the exporter over HTTP (port 0), the textfile."""
+
+from __future__ import annotations
+
+import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from fabriccfg.verify import runner, watch
+
+from .synth import Synth
+
+
+def _collector(synth: Synth, step: float = 2.0):
+    clock = {"t": 0.0}
+
+    def collect(fabric, targets):
+        clock["t"] += step
+        snap = synth.snapshot(clock["t"])
+        for dev in list(snap.samples):
+            if dev not in targets:
+                del snap.samples[dev]
+        return snap
+
+    return collect
+
+
+def test_shards_partition_devices_stably(roce):
+    names = list(roce.devices)
+    parts = [[n for n in names if runner.in_shard(n, (i, 3))] for i in range(3)]
+    assert sorted(sum(parts, [])) == sorted(names)
+    assert runner.shard_of("leaf-r0", 7) == runner.shard_of("leaf-r0", 7)
+    assert runner.parse_shard("2/3") == (2, 3)
+
+
+def test_rounds_export_and_textfile(roce, checks, tmp_path):
+    synth = Synth(roce)
+    synth.add_rate("leaf-r2", "Ethernet3/1", "tc_no_buffer_discard", 40, tc=3)
+    targets = {n: None for n in roce.devices}
+    w = watch.Watcher(roce, targets, checks, _collector(synth), textfile=tmp_path / "fabric.prom")  # type: ignore[arg-type]
+    server = watch.serve(w, ("127.0.0.1", 0))
+    try:
+        w.run(0.01, rounds=3)
+        assert w.rounds == 3 and w.last is not None and w.last.status == "critical"
+        body = urllib.request.urlopen(f"http://{server.address}/metrics", timeout=5).read().decode()
+    finally:
+        w.close()
+        server.close()
+    fams = {f.name: f for f in text_string_to_metric_families(body)}
+    assert fams["fabriccfg_verify_status"].samples[0].value == 2
+    drops = [s for s in fams["fabriccfg_finding"].samples if s.labels["check"] == "lossless-queue-drops"]
+    assert drops and drops[0].labels["device"] == "leaf-r2" and drops[0].labels["priority"] == "3"
+    rates = fams["fabriccfg_if_out_octets_per_second"].samples
+    one = next(s for s in rates if s.labels["device"] == "leaf-r0" and s.labels["port"] == "swp29")
+    assert abs(one.value - 400e9 / 8 * 0.3) < 1
+    assert any(s.labels.get("state") == "up" for s in fams["fabriccfg_oper_status"].samples)
+    assert fams["fabriccfg_watch_rounds"].samples[0].value == 3
+    text = (tmp_path / "fabric.prom").read_text()
+    assert "fabriccfg_verify_status 2" in text
+
+
+def test_shard_watcher_only_polls_its_devices(roce, checks):
+    synth = Synth(roce)
+    seen: set[str] = set()
+    inner = _collector(synth)
+
+    def collect(fabric, targets):
+        seen.update(targets)
+        return inner(fabric, targets)
+
+    targets = {n: None for n in roce.devices}
+    w = watch.Watcher(roce, targets, checks, collect, shard=(1, 2))  # type: ignore[arg-type]
+    w.run(0.01, rounds=2)
+    w.close()
+    assert seen and seen == {n for n in roce.devices if runner.shard_of(n, 2) == 1}
+    assert w.last is not None and w.last.status == "ok"
