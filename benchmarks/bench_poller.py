@@ -23,7 +23,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -39,7 +38,7 @@ from fabriccfg.inventory import gen  # noqa: E402
 from fabriccfg.inventory.load import load_fabric  # noqa: E402
 from fabriccfg.targets import SnmpAccess  # noqa: E402
 from fabriccfg.telemetry import oids  # noqa: E402
-from fabriccfg.telemetry.collect import snmp_samples, telemetry_spec  # noqa: E402
+from fabriccfg.telemetry.collect import snmp_samples, telemetry_spec, walk_groups  # noqa: E402
 from fabriccfg.telemetry.snmp import SnmpPoller, SnmpTarget  # noqa: E402
 
 CLK = os.sysconf("SC_CLK_TCK")
@@ -99,8 +98,8 @@ class Farm:
             if not chunk:
                 continue
             p = subprocess.Popen([sys.executable, __file__, "--serve", str(inventory), "--seed", str(seed),
-                                  "--devices", ",".join(chunk)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 text=True)
+                                  "--devices", ",".join(chunk)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             self.procs.append(p)
         for p in self.procs:
             assert p.stdout is not None
@@ -140,13 +139,16 @@ def measure(name: str, farm: Farm, fn: Any, *, child_cpu: Any = None, note: str 
 
 # --------------------------------------------------------------------------- clients
 def run_fabriccfg(jobs: list[tuple[SnmpTarget, list[tuple[int, ...]]]], rounds: int, max_varbinds: int,
-                  to_samples: dict[str, Any] | None = None) -> int:
+                  to_samples: dict[str, Any] | None = None, groups: dict[str, Any] | None = None) -> int:
     async def main() -> int:
         total = 0
         async with SnmpPoller(max_varbinds=max_varbinds) as p:
             await p.walk_many(jobs[:1])  # engine warm-up and v3 discovery are not what we measure
             for _ in range(rounds):
-                results = await p.walk_many(jobs)
+                if groups is not None:  # one loop per table, concurrently per agent (what collect() does)
+                    results = await p.walk_many_groups((t, groups[t.name]) for t, _ in jobs)
+                else:
+                    results = await p.walk_many(jobs)
                 for r in results:
                     if r.error:
                         raise SystemExit(f"{r.target}: {r.error}")
@@ -262,7 +264,7 @@ def run_exporter(jobs: list[tuple[SnmpTarget, list[tuple[int, ...]]]], platform_
                  port: int, rounds: int, parallel: int) -> int:
     def one(t: SnmpTarget) -> int:
         url = f"http://127.0.0.1:{port}/snmp?target=127.0.0.1:{t.port}&module={platform_of[t.name]}"
-        with urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310 (loopback)
+        with urllib.request.urlopen(url, timeout=60) as resp:
             body = resp.read().decode()
         return sum(1 for line in body.splitlines() if line.startswith("c_"))
 
@@ -287,7 +289,8 @@ def main() -> None:
     ap.add_argument("--agent-procs", type=int, default=1)
     ap.add_argument("--max-varbinds", type=int, nargs="*", default=[64, 256])
     ap.add_argument("--naive-devices", type=int, default=4, help="devices for the (slow) naive pysnmp runs")
-    ap.add_argument("--parallel", type=int, default=4, help="concurrent snmpbulkwalk processes / exporter scrapes")
+    ap.add_argument("--parallel", type=int, default=4,
+                    help="concurrent snmpbulkwalk processes / exporter scrapes")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--devices", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=7)
@@ -314,19 +317,24 @@ def main() -> None:
         tables_of = {d.name: telemetry_spec(d.platform).snmp for d in snmp_devs}  # type: ignore[union-attr]
         cols_of = {d.platform: [oids.IF_NAME, *(c.oid for t in telemetry_spec(d.platform).snmp  # type: ignore[union-attr]
                                                 for c in t.columns)] for d in snmp_devs}
-        jobs = [(SnmpTarget(d.name, "127.0.0.1", farm.ports[d.name], v2c, timeout=2, retries=2), cols_of[d.platform])
-                for d in snmp_devs]
+        jobs = [(SnmpTarget(d.name, "127.0.0.1", farm.ports[d.name], v2c, timeout=2, retries=2),
+                 cols_of[d.platform]) for d in snmp_devs]
         jobs3 = [(SnmpTarget(t.name, t.host, t.port, v3, timeout=2, retries=2), c) for t, c in jobs]
-        print(f"fabric: {args.gpus} GPUs {args.technology}, {len(snmp_devs)} SNMP agents in {len(farm.procs)} "
-              f"process(es); {len(jobs[0][1])} columns per device; {args.rounds} rounds", flush=True)
+        print(f"fabric: {args.gpus} GPUs {args.technology}, {len(snmp_devs)} SNMP agents in "
+              f"{len(farm.procs)} process(es); {len(jobs[0][1])} columns per device; {args.rounds} rounds",
+              flush=True)
         for mv in args.max_varbinds:
             results.append(measure(f"fabriccfg v2c (max_varbinds={mv})", farm,
                                    lambda mv=mv: run_fabriccfg(jobs, args.rounds, mv)))
         mv = args.max_varbinds[-1]
         results.append(measure(f"fabriccfg v3 SHA/AES (max_varbinds={mv})", farm,
                                lambda: run_fabriccfg(jobs3, args.rounds, mv)))
-        results.append(measure(f"fabriccfg v2c + Sample objects (max_varbinds={mv})", farm,
-                               lambda: run_fabriccfg(jobs, args.rounds, mv, to_samples=tables_of)))
+        groups_of = {d.name: walk_groups(tables_of[d.name]) for d in snmp_devs}
+        results.append(measure(f"fabriccfg v2c, loop per table (max_varbinds={mv})", farm,
+                               lambda: run_fabriccfg(jobs, args.rounds, mv, groups=groups_of)))
+        results.append(measure(f"fabriccfg v2c, per table + Sample objects (max_varbinds={mv})", farm,
+                               lambda: run_fabriccfg(jobs, args.rounds, mv, to_samples=tables_of,
+                                                     groups=groups_of)))
         few = jobs[:args.naive_devices]
         results.append(measure("pysnmp bulk_walk_cmd per column (naive)", farm,
                                lambda: run_pysnmp_naive(few, multi_column=False),
@@ -353,16 +361,18 @@ def main() -> None:
                 deadline = time.monotonic() + 10
                 while time.monotonic() < deadline:
                     try:
-                        urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).read()  # noqa: S310
+                        urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).read()
                         break
                     except OSError:
                         if ex.poll() is not None:
-                            raise SystemExit(f"exporter exited: {ex.stderr.read() if ex.stderr else ''}") from None
+                            err = ex.stderr.read() if ex.stderr else ""
+                            raise SystemExit(f"exporter exited: {err}") from None
                         time.sleep(0.05)
                 platform_of = {d.name: d.platform for d in snmp_devs}
                 run_exporter(jobs[:1], platform_of, port, 1, 1)  # warm-up
                 results.append(measure(f"prometheus-snmp-exporter 0.21 (x{args.parallel} scrapes)", farm,
-                                       lambda: run_exporter(jobs, platform_of, port, args.rounds, args.parallel),
+                                       lambda: run_exporter(jobs, platform_of, port, args.rounds,
+                                                            args.parallel),
                                        child_cpu=lambda: proc_cpu(ex.pid), note="exporter process CPU"))
             finally:
                 ex.terminate()

@@ -28,7 +28,8 @@ def push(task: Task, steps: list[dict]) -> Result:
             if step.get("save"):
                 task.run(netmiko_save_config)
         else:
-            task.run(netmiko_send_command, command_string=step["command"], read_timeout=step.get("timeout", 60))
+            task.run(netmiko_send_command, command_string=step["command"],
+                     read_timeout=step.get("timeout", 60))
     return Result(host=task.host, result="ok")
 
 
@@ -44,10 +45,10 @@ def main() -> None:
         (Path(tmp) / "groups.yaml").write_text("{}\n")
         (Path(tmp) / "defaults.yaml").write_text("{}\n")
         t0 = time.perf_counter()
+        files = {"host_file": f"{tmp}/hosts.yaml", "group_file": f"{tmp}/groups.yaml",
+                 "defaults_file": f"{tmp}/defaults.yaml"}
         nr = InitNornir(runner={"plugin": "threaded", "options": {"num_workers": job["workers"]}},
-                        inventory={"plugin": "SimpleInventory",
-                                   "options": {"host_file": f"{tmp}/hosts.yaml", "group_file": f"{tmp}/groups.yaml",
-                                               "defaults_file": f"{tmp}/defaults.yaml"}},
+                        inventory={"plugin": "SimpleInventory", "options": files},
                         logging={"enabled": False})
         result = nr.run(task=lambda t: push(t, steps[t.host.name]))
         nr.close_connections()

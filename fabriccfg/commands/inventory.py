@@ -34,7 +34,7 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 def validate(
     inventories: Annotated[
-        list[Path], typer.Argument(metavar="INVENTORY...", help="Inventory YAML file(s)", show_default=False)
+        list[Path], typer.Argument(metavar="INVENTORY", help="Inventory YAML file(s)", show_default=False)
     ],
     output: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="text (one line per problem) or json")
@@ -47,9 +47,11 @@ def validate(
     from fabriccfg.inventory.load import load
     from fabriccfg.secrets import redact
 
-    missing = [str(p) for p in inventories if not p.is_file()]
-    if missing:
-        raise _fail(f"no such file: {', '.join(missing)}")
+    for p in inventories:
+        if p.is_dir():
+            raise _fail(f"{p} is a directory; give inventory files (e.g. {p}/*.yaml)")
+        if not p.is_file():
+            raise _fail(f"no such file: {p}")
     files = []
     all_ok = True
     for path in inventories:

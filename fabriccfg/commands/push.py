@@ -144,53 +144,6 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
     return report.exit_code
 
 
-def run_live_diff(inventory: Path, *, endpoints: Path | None = None, devices: list[str] | None = None,
-                  roles: list[str] | None = None, workers: int = 8, timeout: float | None = 120.0,
-                  insecure_host_keys: bool = False, fmt: OutputFormat = OutputFormat.table,
-                  run_dir: Path = Path("runs"), templates: Path | None = None) -> int:
-    """``fabriccfg diff INVENTORY`` without ``--against``: fetch running configs over SSH and diff them.
-
-    Exit 0 no difference, 1 differences, 3 a device could not be read (unreachable, auth, host key).
-    The fetched configs are kept as backups in the run folder (``DIR/<UTC timestamp>/``).
-    """
-    from rich.console import Console
-
-    from fabriccfg.push import api
-    from fabriccfg.push.runner import RunnerOptions
-
-    fabric = load_inventory(inventory)
-    jobs = plan(fabric, inventory, endpoints, devices=devices or [], roles=roles or [], templates=templates)
-    if insecure_host_keys:
-        _insecure_warning()
-    runner = RunnerOptions(workers=max(1, workers), timeout=timeout if timeout and timeout > 0 else None)
-    report = api.live_diff(fabric, jobs, inventory=str(inventory), run_base=run_dir, runner=runner,
-                           insecure_host_keys=insecure_host_keys,
-                           display=make_display(fmt, "diff") if fmt is OutputFormat.json else None)
-    unreadable = [d for d in report.devices if d.target and d.state == "failed"]
-    differs = [d for d in report.devices if d.target and d.changed]
-    code = 3 if unreadable else 1 if differs else 0
-    if fmt is OutputFormat.json:
-        doc = report.to_dict()
-        doc["exit_code"] = code
-        import json
-
-        from fabriccfg import secrets
-
-        sys.stdout.write(secrets.redact(json.dumps(doc, indent=2)) + "\n")
-        return code
-    console = Console()
-    show_diffs(report, console)
-    for d in report.devices:
-        if not d.target:
-            console.print(f"{d.name}: skipped ({d.reason})", highlight=False)
-        elif d.state == "failed":
-            console.print(f"[red]{d.name}: cannot read the running config: {d.reason}[/]", highlight=False)
-    in_sync = sum(1 for d in report.devices if d.target and d.state != "failed" and not d.changed)
-    console.print(f"{len(differs)} device(s) differ, {in_sync} in sync, {len(unreadable)} unreadable; "
-                  f"fetched configs: {report.run_dir}/backups", highlight=False)
-    return code
-
-
 Opt = typer.Option
 
 
@@ -228,11 +181,18 @@ def register(app: typer.Typer) -> None:
             Path("runs")),
         templates: Annotated[Path | None, Opt("--templates", help="Template folder that overrides the "
                                               "shipped templates.")] = None,
+        verify: Annotated[bool, Opt("--verify", help="After each device's change and before confirm, run the "
+                                    "health checks on it (fabriccfg verify); a CRITICAL finding rolls it "
+                                    "back.")] = False,
     ) -> None:
         """Push rendered intent to the devices, transactionally (backup, apply, verify, confirm or roll back).
 
         Exit 0 when every targeted device is unchanged or applied, 1 otherwise, 2 on a usage error.
         """
+        if verify:  # the verify package's post-push check (fabriccfg.push.hooks.post_push_checks)
+            from fabriccfg.verify.post_push import enable_for_inventory
+
+            enable_for_inventory(inventory)
         code = run_push(inventory, endpoints=endpoints, devices=device or [], roles=role or [],
                         dry_run=dry_run, batch=batch, canary=canary, max_failures=max_failures,
                         workers=workers, timeout=timeout, confirm_timeout=confirm_timeout, yes=yes,

@@ -190,21 +190,60 @@ def register(app: typer.Typer) -> None:
         console.print(f"{len(rendered)} devices, {sum(len(d.files) for d in rendered)} files -> {output}")
 
     @app.command("diff")
-    def diff_cmd(
+    def diff_cmd(  # noqa: PLR0917 - typer maps parameters to options
         inventory: InventoryArg,
         against: Annotated[
-            Path, typer.Option("--against", help="Saved running configs: DIR/<device>/<file>")
-        ],
+            Optional[Path],  # noqa: UP045
+            typer.Option("--against", help="Saved running configs: DIR/<device>/<file> (default: read the "
+                         "devices live over SSH)"),
+        ] = None,
         device: DeviceOpt = None,
         role: RoleOpt = None,
         templates: TemplatesOpt = None,
+        endpoints: Annotated[
+            Optional[Path],  # noqa: UP045
+            typer.Option("--endpoints", help="Live: endpoints file (from 'fabriccfg mock up') instead of the "
+                         "inventory's management addresses"),
+        ] = None,
+        workers: Annotated[int, typer.Option("--workers", "-w", help="Live: devices read at once")] = 8,
+        timeout: Annotated[float, typer.Option("--timeout", help="Live: per-device seconds (0: none)")] = (
+            120.0),
+        insecure_host_keys: Annotated[
+            bool, typer.Option("--insecure-host-keys", help="Live: do not check SSH host keys (labs only)")
+        ] = False,
+        run_dir: Annotated[
+            Optional[Path],  # noqa: UP045
+            typer.Option("--run-dir", help="Live: keep the fetched configs and session logs in "
+                         "DIR/<UTC timestamp>/"),
+        ] = None,
     ) -> None:
-        """Show how saved running configs differ from rendered intent (exit 0: none, 1: differences)."""
+        """Show how running configs differ from rendered intent: saved ones (--against) or live over SSH.
+
+        Exit 0: no difference, 1: differences, 3: a device could not be read.
+        """
         from rich.console import Console
 
-        if not against.is_dir():
+        if against is not None and not against.is_dir():
             typer.echo(f"error: --against {against}: not a folder", err=True)
             raise typer.Exit(2)
         fabric = load_or_exit(inventory)
         rendered = render_or_exit(fabric, device, role, templates)
-        raise typer.Exit(run_diff(rendered, saved_running(against), Console()))
+        if against is not None:
+            raise typer.Exit(run_diff(rendered, saved_running(against), Console()))
+        # live mode (owned by fabriccfg.push): fetch running configs over SSH, in parallel, with deadlines
+        from fabriccfg.push.api import live_fetcher
+        from fabriccfg.push.runner import RunnerOptions
+        from fabriccfg.secrets import SecretError
+        from fabriccfg.targets import EndpointsError, resolve_targets
+
+        try:
+            targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent)
+        except (EndpointsError, SecretError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        if insecure_host_keys:
+            typer.echo("WARNING: --insecure-host-keys: SSH host keys are NOT checked (labs only)", err=True)
+        runner = RunnerOptions(workers=max(1, workers), timeout=timeout if timeout > 0 else None)
+        fetch = live_fetcher(fabric, targets, run_base=run_dir, insecure_host_keys=insecure_host_keys,
+                             runner=runner, endpoints_source=str(endpoints) if endpoints else "the inventory")
+        raise typer.Exit(run_diff(rendered, fetch, Console()))

@@ -453,6 +453,28 @@ def _clean_loc(loc: tuple[Any, ...], data: Any) -> PathT:
     return tuple(out)
 
 
+def _get(data: Any, path: PathT) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    return {
+        dict: "a mapping",
+        list: "a list",
+        str: "text",
+        bool: "true/false",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
+
+
 def validation_findings(exc: ValidationError, data: Any, src: Source) -> list[Finding]:
     out: list[Finding] = []
     seen: set[tuple[PathT, str]] = set()
@@ -484,12 +506,36 @@ def validation_findings(exc: ValidationError, data: Any, src: Source) -> list[Fi
             )
         elif rule == "missing-key":
             parent = ".".join(str(p) for p in path[:-1])
-            msg = f"required key {str(path[-1])!r} is missing in {parent or 'the top level'}" if path else msg
+            owner = _get(data, path[:-1])
+            named = (
+                f" ({owner['name']})"
+                if isinstance(owner, dict) and isinstance(owner.get("name"), str)
+                else ""
+            )
+            msg = (
+                f"required key {str(path[-1])!r} is missing in {parent or 'the top level'}{named}"
+                if path
+                else msg
+            )
         else:
             got = err.get("input")
-            secret = rule == "literal-secret" or (path and path[0] == "credentials")
+            secret = rule == "literal-secret" or bool(path and path[0] == "credentials")
+            if etype in ("model_type", "dict_type", "model_attributes_type"):
+                msg = f"expected a mapping (key: value), not {_kind(got)}"
+                if path[:1] == ("links",) and len(path) == 2:
+                    msg += f"; write a: and b: or one line {LINK_SHORTHAND}"
+            elif etype == "list_type":
+                msg = f"expected a list (- item), not {_kind(got)}"
+            elif etype == "literal_error" and isinstance(got, str) and not secret:
+                options = re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", "")))
+                close = difflib.get_close_matches(got, options, n=1, cutoff=0.6)
+                msg = f"{got!r} is not one of {', '.join(options)}" + (
+                    f"; did you mean {close[0]!r}?" if close else ""
+                )
+                secret = True  # the value is already quoted
             secret = secret or "-" in etype  # our own errors already quote the value
-            shown = "" if secret or isinstance(got, (dict, list)) or got is None else f" (got {got!r})"
+            plain = isinstance(got, (str, int, float, bool))
+            shown = f" (got {got!r})" if plain and not secret and repr(got) not in msg else ""
             msg = f"{where}: {msg}{shown}"
         if (path, rule) in seen:
             continue

@@ -21,6 +21,7 @@ import hashlib
 import re
 import shlex
 import time
+import weakref
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -32,13 +33,28 @@ if TYPE_CHECKING:
     from fabriccfg.mock.traffic import TrafficModel
 
 PERFQUERY_EXT_FIELDS: tuple[str, ...] = (
-    "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortUnicastXmitPkts", "PortUnicastRcvPkts",
-    "PortMulticastXmitPkts", "PortMulticastRcvPkts",
+    "PortXmitData",
+    "PortRcvData",
+    "PortXmitPkts",
+    "PortRcvPkts",
+    "PortUnicastXmitPkts",
+    "PortUnicastRcvPkts",
+    "PortMulticastXmitPkts",
+    "PortMulticastRcvPkts",
 )
 ERROR_FIELDS: tuple[str, ...] = (
-    "SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
-    "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
-    "PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
+    "SymbolErrorCounter",
+    "LinkErrorRecoveryCounter",
+    "LinkDownedCounter",
+    "PortRcvErrors",
+    "PortRcvRemotePhysicalErrors",
+    "PortRcvSwitchRelayErrors",
+    "PortXmitDiscards",
+    "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors",
+    "LocalLinkIntegrityErrors",
+    "ExcessiveBufferOverrunErrors",
+    "VL15Dropped",
 )
 IBQUERYERRORS_FIELDS: tuple[str, ...] = (*ERROR_FIELDS, "PortXmitWait")
 SWITCH_CAPMASK = "0x5A00"
@@ -58,7 +74,9 @@ def _field(name: str, value: object) -> str:
 
 
 def _derived_guid(*key: str) -> int:
-    return 0x0002C90300000000 | int.from_bytes(hashlib.blake2b("|".join(key).encode(), digest_size=4).digest(), "big")
+    return 0x0002C90300000000 | int.from_bytes(
+        hashlib.blake2b("|".join(key).encode(), digest_size=4).digest(), "big"
+    )
 
 
 # --------------------------------------------------------------------------- IB identities
@@ -106,7 +124,9 @@ class IbView:
                 self.an[name] = an
                 lid += 1
         for mh in fab.management_hosts:
-            node = IbNode(mh.name, "ca", int(mh.port_guid, 16), lid, f"{mh.name} {mh.hca}", 1, mh.name, mh.hca)
+            node = IbNode(
+                mh.name, "ca", int(mh.port_guid, 16), lid, f"{mh.name} {mh.hca}", 1, mh.name, mh.hca
+            )
             self._add(node)
             self.ca[(mh.name, mh.hca)] = node
             lid += 1
@@ -173,39 +193,48 @@ class IbView:
             rnode = self.node_of(*peer)
             if rnode is None:
                 continue
-            out.append((self.port_number(node.device, p), rnode, self.port_number(*peer), self.width_speed(node.device, p)))
+            out.append(
+                (
+                    self.port_number(node.device, p),
+                    rnode,
+                    self.port_number(*peer),
+                    self.width_speed(node.device, p),
+                )
+            )
         if node.kind == "switch" and node.device in self.an:
             out.append((node.nports, self.an[node.device], 1, "4xHDR"))
         out.sort(key=lambda x: x[0])
         return out
 
 
-_VIEWS: dict[int, tuple[TrafficModel, IbView]] = {}
+_VIEWS: weakref.WeakKeyDictionary[TrafficModel, IbView] = weakref.WeakKeyDictionary()
 
 
 def ib_view(model: TrafficModel) -> IbView:
     """The (cached) :class:`IbView` of ``model``."""
-    hit = _VIEWS.get(id(model))
-    if hit is None or hit[0] is not model:
-        view = IbView(model)
-        _VIEWS[id(model)] = (model, view)
-        return view
-    return hit[1]
+    view = _VIEWS.get(model)
+    if view is None:
+        view = _VIEWS[model] = IbView(model)
+    return view
 
 
 # --------------------------------------------------------------------------- perfquery
 def _port_counters(model: TrafficModel, view: IbView, node: IbNode, number: int, t: float) -> dict[str, int]:
-    if node.kind == "switch":
-        name = view.port_name(node.device, number)
-    else:
-        name = node.port
+    name = view.port_name(node.device, number) if node.kind == "switch" else node.port
     if name is None or node.name.endswith("/AN"):
         return dict.fromkeys((*PERFQUERY_EXT_FIELDS, *ERROR_FIELDS, "PortXmitWait", "QP1Dropped"), 0)
     return model.port_counters(node.device, name, t)
 
 
-def perfquery(model: TrafficModel, device: str, lid: int | None = None, port: int | None = None,
-              t: float | None = None, *, extended: bool = True) -> tuple[str, int]:
+def perfquery(
+    model: TrafficModel,
+    device: str,
+    lid: int | None = None,
+    port: int | None = None,
+    t: float | None = None,
+    *,
+    extended: bool = True,
+) -> tuple[str, int]:
     """``perfquery [-x] [LID [PORT]]`` as run on ``device`` (default: its own HCA, port 1).
 
     Extended (``-x``): the PortCountersExtended layout with CapMask2 0x2 (64-bit data counters; the
@@ -217,14 +246,19 @@ def perfquery(model: TrafficModel, device: str, lid: int | None = None, port: in
     node = view.local_ca(device) if lid is None else view.by_lid.get(lid)
     if node is None:
         target = f"Lid {lid}" if lid is not None else "local port"
-        return (f"ibwarn: [4242] mad_rpc: _do_madrpc failed; dport ({target})\n"
-                "perfquery: iberror: failed: perfquery\n", 255)
+        return (
+            f"ibwarn: [4242] mad_rpc: _do_madrpc failed; dport ({target})\n"
+            "perfquery: iberror: failed: perfquery\n",
+            255,
+        )
     number = port if port is not None else 1
     c = _port_counters(model, view, node, number, t)
     cap = SWITCH_CAPMASK if node.kind == "switch" else CA_CAPMASK
     lines: list[str] = []
     if extended:
-        lines.append(f"# Port extended counters: Lid {node.lid} port {number} (CapMask: {cap} CapMask2: 0x0000002)")
+        lines.append(
+            f"# Port extended counters: Lid {node.lid} port {number} (CapMask: {cap} CapMask2: 0x0000002)"
+        )
         lines.append(_field("PortSelect", number))
         lines.append(_field("CounterSelect", "0x0000"))
         lines += [_field(n, c[n]) for n in PERFQUERY_EXT_FIELDS]
@@ -238,10 +272,14 @@ def perfquery(model: TrafficModel, device: str, lid: int | None = None, port: in
         lines.append(_field("CounterSelect", "0x0000"))
         lines += [_field(n, c[n]) for n in ERROR_FIELDS[:9]]
         lines.append(_field("CounterSelect2", "0x00"))
-        lines += [_field(n, c[n]) for n in ("LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors",
-                                             "QP1Dropped", "VL15Dropped")]
-        lines += [_field(n, min(c[n], M32)) for n in ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
-                                                       "PortXmitWait")]
+        lines += [
+            _field(n, c[n])
+            for n in ("LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "QP1Dropped", "VL15Dropped")
+        ]
+        lines += [
+            _field(n, min(c[n], M32))
+            for n in ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortXmitWait")
+        ]
     return "\n".join(lines) + "\n", 0
 
 
@@ -257,7 +295,9 @@ def _human(v: int) -> str:
     return f"{v / div:5.3f}{unit}"
 
 
-def ibqueryerrors(model: TrafficModel, t: float | None = None, *, suppress: Collection[str] = ()) -> tuple[str, int]:
+def ibqueryerrors(
+    model: TrafficModel, t: float | None = None, *, suppress: Collection[str] = ()
+) -> tuple[str, int]:
     """``ibqueryerrors`` over the whole subnet; default thresholds 0; exit 1 when a port is beyond them."""
     t = _now(t)
     view = ib_view(model)
@@ -303,33 +343,53 @@ def ibnetdiscover(model: TrafficModel, t: float | None = None, device: str | Non
     origin = view.local_ca(device) if device else None
     origin = origin or next((n for n in view.nodes if n.kind == "ca"), None) or view.nodes[0]
     stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime(t))
-    out = ["#", f"# Topology file: generated on {stamp}", "#",
-           f"# Initiated from node {origin.guid:016x} port {origin.guid:016x}", ""]
+    out = [
+        "#",
+        f"# Topology file: generated on {stamp}",
+        "#",
+        f"# Initiated from node {origin.guid:016x} port {origin.guid:016x}",
+        "",
+    ]
     for node in view.nodes:
         if node.kind != "switch":
             continue
         sw = model.fabric.devices[node.device]
         managed = isinstance(sw, Switch) and platforms.info(sw.platform).device_type is not None
-        out += ["vendid=0x2c9", "devid=0xd2f0", f"sysimgguid=0x{node.guid:x}",
-                f"switchguid=0x{node.guid:x}({node.guid:x})",
-                f'Switch\t{node.nports} "S-{node.guid:016x}"\t\t# "{node.desc}" '
-                f"{'enhanced' if managed else 'base'} port 0 lid {node.lid} lmc 0"]
+        out += [
+            "vendid=0x2c9",
+            "devid=0xd2f0",
+            f"sysimgguid=0x{node.guid:x}",
+            f"switchguid=0x{node.guid:x}({node.guid:x})",
+            f'Switch\t{node.nports} "S-{node.guid:016x}"\t\t# "{node.desc}" '
+            f"{'enhanced' if managed else 'base'} port 0 lid {node.lid} lmc 0",
+        ]
         for number, rnode, rport, ws in view.links(node, t):
             if rnode.kind == "switch":
-                out.append(f'[{number}]\t"S-{rnode.guid:016x}"[{rport}]\t\t# "{rnode.desc}" lid {rnode.lid} {ws}')
+                out.append(
+                    f'[{number}]\t"S-{rnode.guid:016x}"[{rport}]\t\t# "{rnode.desc}" lid {rnode.lid} {ws}'
+                )
             else:
-                out.append(f'[{number}]\t"H-{rnode.guid:016x}"[{rport}]({rnode.guid:x}) \t\t# "{rnode.desc}" '
-                           f"lid {rnode.lid} {ws}")
+                out.append(
+                    f'[{number}]\t"H-{rnode.guid:016x}"[{rport}]({rnode.guid:x}) \t\t# "{rnode.desc}" '
+                    f"lid {rnode.lid} {ws}"
+                )
         out.append("")
     for node in view.nodes:
         if node.kind != "ca":
             continue
         devid = "0xcf09" if node.name.endswith("/AN") else "0x101b"
-        out += ["vendid=0x2c9", f"devid={devid}", f"sysimgguid=0x{node.guid:x}", f"caguid=0x{node.guid:x}",
-                f'Ca\t{node.nports} "H-{node.guid:016x}"\t\t# "{node.desc}"']
+        out += [
+            "vendid=0x2c9",
+            f"devid={devid}",
+            f"sysimgguid=0x{node.guid:x}",
+            f"caguid=0x{node.guid:x}",
+            f'Ca\t{node.nports} "H-{node.guid:016x}"\t\t# "{node.desc}"',
+        ]
         for number, rnode, rport, ws in view.links(node, t):
-            out.append(f'[{number}]({node.guid:x}) \t"S-{rnode.guid:016x}"[{rport}]\t\t# lid {node.lid} lmc 0 '
-                       f'"{rnode.desc}" lid {rnode.lid} {ws}')
+            out.append(
+                f'[{number}]({node.guid:x}) \t"S-{rnode.guid:016x}"[{rport}]\t\t# lid {node.lid} lmc 0 '
+                f'"{rnode.desc}" lid {rnode.lid} {ws}'
+            )
         out.append("")
     return "\n".join(out)
 
@@ -338,7 +398,9 @@ def ibnetdiscover(model: TrafficModel, t: float | None = None, device: str | Non
 SM_STATES = {0: "SMINFO_NOTACT", 1: "SMINFO_DISCOVER", 2: "SMINFO_STANDBY", 3: "SMINFO_MASTER"}
 
 
-def sm_table(model: TrafficModel, t: float, down: Collection[str] = ()) -> list[tuple[str, int, int, int, int]]:
+def sm_table(
+    model: TrafficModel, t: float, down: Collection[str] = ()
+) -> list[tuple[str, int, int, int, int]]:
     """(device, lid, guid, priority, state) of every SM of the inventory: the master is the highest
     priority, then the lowest GUID, among SMs that are up; SMs that are down are NOTACT."""
     fab = model.fabric
@@ -363,8 +425,14 @@ def sm_table(model: TrafficModel, t: float, down: Collection[str] = ()) -> list[
     return rows
 
 
-def sminfo(model: TrafficModel, device: str, lid: int | None = None, t: float | None = None,
-           *, down: Collection[str] = ()) -> tuple[str, int]:
+def sminfo(
+    model: TrafficModel,
+    device: str,
+    lid: int | None = None,
+    t: float | None = None,
+    *,
+    down: Collection[str] = (),
+) -> tuple[str, int]:
     """``sminfo [LID]``: the master SM by default, or the SM at ``LID``."""
     t = _now(t)
     rows = sm_table(model, t, down)
@@ -373,13 +441,19 @@ def sminfo(model: TrafficModel, device: str, lid: int | None = None, t: float | 
     else:
         row = next((r for r in rows if r[1] == lid and r[4] != 0), None)
     if row is None:
-        return ("ibwarn: [4242] mad_rpc: _do_madrpc failed; dport (Lid %s)\nsminfo: iberror: failed: query\n"
-                % (lid if lid is not None else 0), 255)
+        return (
+            "ibwarn: [4242] mad_rpc: _do_madrpc failed; dport (Lid %s)\nsminfo: iberror: failed: query\n"
+            % (lid if lid is not None else 0),
+            255,
+        )
     name, slid, guid, prio, state = row
     boot = float(model.device_state(name, t)["boot_time"])
     activity = int((t - boot) * (10 if state == 3 else 0.01)) & M32
-    return (f"sminfo: sm lid {slid} sm guid 0x{guid:016x}, activity count {activity} priority {prio} "
-            f"state {state} {SM_STATES[state]}\n", 0)
+    return (
+        f"sminfo: sm lid {slid} sm guid 0x{guid:016x}, activity count {activity} priority {prio} "
+        f"state {state} {SM_STATES[state]}\n",
+        0,
+    )
 
 
 # --------------------------------------------------------------------------- ethtool -S
@@ -398,16 +472,22 @@ def ethtool_stats(model: TrafficModel, device: str, netdev: str, t: float | None
         return "netlink error: no device matches name (offset 24)\nnetlink error: No such device\n", 1
     c = model.port_counters(device, nic.name, t)
     rows: list[tuple[str, int]] = [
-        ("rx_packets", c["if_in_ucast_pkts"]), ("rx_bytes", c["if_in_octets"]),
-        ("tx_packets", c["if_out_ucast_pkts"]), ("tx_bytes", c["if_out_octets"]),
+        ("rx_packets", c["if_in_ucast_pkts"]),
+        ("rx_bytes", c["if_in_octets"]),
+        ("tx_packets", c["if_out_ucast_pkts"]),
+        ("tx_bytes", c["if_out_octets"]),
         ("rx_vport_rdma_unicast_packets", c["if_in_ucast_pkts"]),
         ("rx_vport_rdma_unicast_bytes", c["if_in_octets"]),
         ("tx_vport_rdma_unicast_packets", c["if_out_ucast_pkts"]),
         ("tx_vport_rdma_unicast_bytes", c["if_out_octets"]),
-        ("rx_packets_phy", c["if_in_ucast_pkts"]), ("rx_bytes_phy", c["if_in_octets"]),
-        ("tx_packets_phy", c["if_out_ucast_pkts"]), ("tx_bytes_phy", c["if_out_octets"]),
-        ("rx_discards_phy", c["if_in_discards"]), ("tx_discards_phy", c["if_out_discards"]),
-        ("rx_crc_errors_phy", c["if_in_errors"]), ("rx_symbol_err_phy", 0),
+        ("rx_packets_phy", c["if_in_ucast_pkts"]),
+        ("rx_bytes_phy", c["if_in_octets"]),
+        ("tx_packets_phy", c["if_out_ucast_pkts"]),
+        ("tx_bytes_phy", c["if_out_octets"]),
+        ("rx_discards_phy", c["if_in_discards"]),
+        ("tx_discards_phy", c["if_out_discards"]),
+        ("rx_crc_errors_phy", c["if_in_errors"]),
+        ("rx_symbol_err_phy", 0),
         ("link_down_events_phy", c.get("link_down_events", c.get("LinkDownedCounter", 0))),
         ("rx_out_of_buffer", 0),
     ]
@@ -418,9 +498,17 @@ def ethtool_stats(model: TrafficModel, device: str, netdev: str, t: float | None
             (f"tx_prio{p}_pause", c.get(f"tx_prio{p}_pause", 0)),
             (f"tx_prio{p}_pause_duration", c.get(f"tx_prio{p}_pause_duration", 0)),
         ]
-    rows += [(n, c.get(n, 0)) for n in ("tx_pause_storm_warning_events", "tx_pause_storm_error_events",
-                                       "np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled",
-                                       "rp_cnp_ignored")]
+    rows += [
+        (n, c.get(n, 0))
+        for n in (
+            "tx_pause_storm_warning_events",
+            "tx_pause_storm_error_events",
+            "np_cnp_sent",
+            "np_ecn_marked_roce_packets",
+            "rp_cnp_handled",
+            "rp_cnp_ignored",
+        )
+    ]
     return "NIC statistics:\n" + "".join(f"     {n}: {v}\n" for n, v in rows), 0
 
 
@@ -461,7 +549,9 @@ def _table(headers: list[str], rows: list[list[str]], align: list[str]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def fmt(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, align, strict=True))
+        return "  ".join(
+            c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, align, strict=True)
+        )
 
     lines = [fmt(headers).rstrip(), "  ".join("-" * w for w in widths)]
     lines += [fmt(r).rstrip() for r in rows]
@@ -535,10 +625,21 @@ def sonic_queue_counters(model: TrafficModel, device: str, port: str | None, t: 
         c = _counters(model, device, name, t)
         for q in range(8):
             drops = c[f"tc_nobuffer_discard.{q}"] + c[f"tc_wred_discard.{q}"] + c[f"pfcwd_tx_drop.{q}"]
-            rows.append([name, f"UC{q}", _comma(c[f"tc_tx_pkts.{q}"]), _comma(c[f"tc_tx_bytes.{q}"]),
-                         _comma(drops), _comma(drops * 4166)])
-    return _table(["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"], rows,
-                  ["r", "r", "r", "r", "r", "r"]), 0
+            rows.append(
+                [
+                    name,
+                    f"UC{q}",
+                    _comma(c[f"tc_tx_pkts.{q}"]),
+                    _comma(c[f"tc_tx_bytes.{q}"]),
+                    _comma(drops),
+                    _comma(drops * 4166),
+                ]
+            )
+    return _table(
+        ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"],
+        rows,
+        ["r", "r", "r", "r", "r", "r"],
+    ), 0
 
 
 def sonic_wred_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
@@ -552,8 +653,11 @@ def sonic_wred_counters(model: TrafficModel, device: str, port: str | None, t: f
         for q in range(8):
             w, e = c[f"tc_wred_discard.{q}"], c[f"ecn_marked.{q}"]
             rows.append([name, f"UC{q}", _comma(w), _comma(w * 4166), _comma(e), _comma(e * 4166)])
-    return _table(["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"], rows,
-                  ["r", "r", "r", "r", "r", "r"]), 0
+    return _table(
+        ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"],
+        rows,
+        ["r", "r", "r", "r", "r", "r"],
+    ), 0
 
 
 def sonic_pfc_counters(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
@@ -577,10 +681,30 @@ def sonic_pfcwd_stats(model: TrafficModel, device: str, t: float) -> tuple[str, 
         det, res, storm = _wd_state(c, p)
         drop = c[f"pfcwd_tx_drop.{p}"]
         ok = c[f"tc_tx_pkts.{p}"]
-        rows.append([f"{name}:{p}", "stormed" if storm else "operational", f"{det}/{res}", f"{ok}/{drop}",
-                     f"{c['if_in_ucast_pkts']}/0", f"0/{drop if storm else 0}", "0/0"])
-    return _table(["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
-                   "RX LAST OK/DROP"], rows, ["r"] * 7), 0
+        rows.append(
+            [
+                f"{name}:{p}",
+                "stormed" if storm else "operational",
+                f"{det}/{res}",
+                f"{ok}/{drop}",
+                f"{c['if_in_ucast_pkts']}/0",
+                f"0/{drop if storm else 0}",
+                "0/0",
+            ]
+        )
+    return _table(
+        [
+            "QUEUE",
+            "STATUS",
+            "STORM DETECTED/RESTORED",
+            "TX OK/DROP",
+            "RX OK/DROP",
+            "TX LAST OK/DROP",
+            "RX LAST OK/DROP",
+        ],
+        rows,
+        ["r"] * 7,
+    ), 0
 
 
 # ----- EOS
@@ -616,13 +740,17 @@ def eos_pfc_counters(model: TrafficModel, device: str, t: float) -> tuple[str, i
 def eos_pfc_watchdog(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
     """``show priority-flow-control counters watchdog`` (modelled): stuck/recovered/dropped per TxQ."""
     p = _lossless(model)
-    lines = ["Port        TxQ   Stuck  Recovered  Dropped(Current)  Dropped(Aggregate)",
-             "----------  ----  -----  ---------  ----------------  ------------------"]
+    lines = [
+        "Port        TxQ   Stuck  Recovered  Dropped(Current)  Dropped(Aggregate)",
+        "----------  ----  -----  ---------  ----------------  ------------------",
+    ]
     for name in model.ports(device):
         c = _counters(model, device, name, t)
         det, res, storm = _wd_state(c, p)
         drop = c[f"pfcwd_tx_drop.{p}"]
-        lines.append(f"{_eos_short(name):<10}  TxQ{p} {det:>6} {res:>10} {drop if storm else 0:>17} {drop:>19}")
+        lines.append(
+            f"{_eos_short(name):<10}  TxQ{p} {det:>6} {res:>10} {drop if storm else 0:>17} {drop:>19}"
+        )
     return "\n".join(lines) + "\n", 0
 
 
@@ -632,8 +760,7 @@ def nxos_queuing_interface(model: TrafficModel, device: str, port: str, t: float
     the PFC statistics table per CoS; ``ECN Marked Pkts`` is in each QoS-group block."""
     c = _counters(model, device, port, t)
     p = _lossless(model)
-    out = ["", "slot  1", "=======", "", "", f"Egress Queuing for {port} [System]",
-           "-" * 78]
+    out = ["", "slot  1", "=======", "", "", f"Egress Queuing for {port} [System]", "-" * 78]
     for q in range(8):
         drops = c[f"tc_nobuffer_discard.{q}"] + c[f"tc_wred_discard.{q}"]
         out += [
@@ -653,19 +780,28 @@ def nxos_queuing_interface(model: TrafficModel, device: str, port: str, t: float
         ]
     tx = sum(c[f"pfc_tx_pause.{q}"] for q in range(8))
     rx = sum(c[f"pfc_rx_pause.{q}"] for q in range(8))
-    out += ["", "", "  PFC Statistics", "  " + "-" * 76, f"  TxPPP: {tx:>20}, RxPPP: {rx:>20}", "  " + "-" * 76,
-            "   PFC_COS QOS_Group   TxPause                 TxCount            RxPause                 RxCount"]
+    out += [
+        "",
+        "",
+        "  PFC Statistics",
+        "  " + "-" * 76,
+        f"  TxPPP: {tx:>20}, RxPPP: {rx:>20}",
+        "  " + "-" * 76,
+        "   PFC_COS QOS_Group   TxPause                 TxCount            RxPause                 RxCount",
+    ]
     for q in range(8):
         tx_active = "Active" if q == p and c[f"pfc_tx_pause.{q}"] else "Inactive"
         rx_active = "Active" if q == p and c[f"pfc_rx_pause.{q}"] else "Inactive"
-        out.append(f"   {q:>7} {q:>9} {tx_active:>9} {c[f'pfc_tx_pause.{q}']:>23} {rx_active:>18} "
-                   f"{c[f'pfc_rx_pause.{q}']:>23}")
+        out.append(
+            f"   {q:>7} {q:>9} {tx_active:>9} {c[f'pfc_tx_pause.{q}']:>23} {rx_active:>18} "
+            f"{c[f'pfc_rx_pause.{q}']:>23}"
+        )
     out.append("  " + "-" * 76)
     return "\n".join(out) + "\n", 0
 
 
 def nxos_pfc_queue_detail(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
-    """``show queuing pfc-queue interface ethernet1/N detail`` (modelled): PFC watchdog per no-drop QoS group."""
+    """``show queuing pfc-queue interface ethernet1/N detail`` (modelled): PFC watchdog per no-drop group."""
     c = _counters(model, device, port, t)
     p = _lossless(model)
     det, res, storm = _wd_state(c, p)
@@ -699,18 +835,21 @@ def _with_port(fn: Callable[[TrafficModel, str, str, float], tuple[str, int]]) -
         if port is None:
             return _no_port(device, m.group("port"))
         return fn(model, device, port, t)
+
     return render
 
 
 def _opt_port(fn: Callable[[TrafficModel, str, str | None, float], tuple[str, int]]) -> Renderer:
     def render(model: TrafficModel, device: str, m: re.Match[str], t: float) -> tuple[str, int]:
         return fn(model, device, m.group("port"), t)
+
     return render
 
 
 def _no_args(fn: Callable[[TrafficModel, str, float], tuple[str, int]]) -> Renderer:
     def render(model: TrafficModel, device: str, m: re.Match[str], t: float) -> tuple[str, int]:
         return fn(model, device, t)
+
     return render
 
 
@@ -727,14 +866,19 @@ SHOW_COMMANDS: dict[str, list[tuple[re.Pattern[str], Renderer]]] = {
         (re.compile(r"^(?:pfcwd show stats|show pfcwd stats?)$"), _no_args(sonic_pfcwd_stats)),
     ],
     "eos": [
-        (re.compile(rf"^show interfaces?(?: {_P})? counters ecn$", re.IGNORECASE), _opt_port(eos_counters_ecn)),
+        (
+            re.compile(rf"^show interfaces?(?: {_P})? counters ecn$", re.IGNORECASE),
+            _opt_port(eos_counters_ecn),
+        ),
         (re.compile(r"^show priority-flow-control counters(?: detail)?$"), _no_args(eos_pfc_counters)),
         (re.compile(r"^show priority-flow-control counters watchdog$"), _no_args(eos_pfc_watchdog)),
     ],
     "nxos": [
         (re.compile(rf"^show queuing interface {_P}$", re.IGNORECASE), _with_port(nxos_queuing_interface)),
-        (re.compile(rf"^show queuing pfc-queue interface {_P}(?: detail)?$", re.IGNORECASE),
-         _with_port(nxos_pfc_queue_detail)),
+        (
+            re.compile(rf"^show queuing pfc-queue interface {_P}(?: detail)?$", re.IGNORECASE),
+            _with_port(nxos_pfc_queue_detail),
+        ),
     ],
 }
 """Per switch platform: (command regex, renderer). Data, looked up by the device's platform."""

@@ -1,4 +1,4 @@
-"""The OID layout the mock SNMP agent serves for one device: which MIB objects, and where each value comes from.
+"""The OID layout the mock SNMP agent serves for one device: which MIB objects, where each value comes from.
 
 Why a table: the agent answers GETNEXT/GETBULK by bisecting one sorted list of OIDs, and the poller
 (``fabriccfg.telemetry``) polls the same numeric OIDs (:mod:`fabriccfg.telemetry.oids`), so the whole
@@ -11,7 +11,8 @@ eos                SNMPv2-MIB, IF-MIB, IEEE8021-PFC-MIB, ARISTA-QUEUE-MIB egress
 nxos               SNMPv2-MIB, IF-MIB, IEEE8021-PFC-MIB, LLDP-MIB (documented choice: the standard
                    MIBs only; NX-OS per-queue counters come from ``show queuing interface``)
 mlnxos-ib          SNMPv2-MIB, IF-MIB, MELLANOX-IF-VPI-MIB (XmitWait, SymbolError Counter64, port
-                   states, GUID); no LLDP on InfiniBand
+                   states, GUID); no LLDP on InfiniBand. ``ib.md`` §7 lists ifXTable only for
+                   MLNX-OS; the mock serves ifTable too (ifOperStatus and the error columns live there)
 other              SNMPv2-MIB, IF-MIB
 =================  ===============================================================================
 
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fabriccfg.inventory.models import Host, Switch
 from fabriccfg.telemetry import oids as O
@@ -58,7 +59,7 @@ INT_MAP = 5  # (INT_MAP, port, name, {value: int})
 SUM64 = 6  # (SUM64, port, (name, ...))
 LLDP = 7  # (LLDP, port, field)  field: chassis | port_id | port_desc | sys_name
 
-Getter = tuple[object, ...]
+Getter = tuple[Any, ...]
 
 SNMPV2 = "SNMPv2-MIB"
 IF_MIB = "IF-MIB"
@@ -136,9 +137,10 @@ def enc_oid_body(oid: tuple[int, ...]) -> bytes:
             out.append(sub)
         else:
             chunk = []
-            while sub:
-                chunk.append(sub & 0x7F)
-                sub >>= 7
+            rest = sub
+            while rest:
+                chunk.append(rest & 0x7F)
+                rest >>= 7
             chunk.reverse()
             out.extend([c | 0x80 for c in chunk[:-1]] + [chunk[-1]])
     return bytes(out)
@@ -164,8 +166,11 @@ class Layout:
 
 
 def _lldp_rows(model: TrafficModel, device: str) -> list[tuple[str, int]]:
-    return [(p, model.if_index(device, p)) for p in model.ports(device)
-            if model.fabric.neighbours.get((device, p)) is not None]
+    return [
+        (p, model.if_index(device, p))
+        for p in model.ports(device)
+        if model.fabric.neighbours.get((device, p)) is not None
+    ]
 
 
 def build_layout(model: TrafficModel, device: str, mibs: tuple[str, ...] | None = None) -> Layout:
@@ -189,22 +194,21 @@ def build_layout(model: TrafficModel, device: str, mibs: tuple[str, ...] | None 
             descr = f"IB{p}" if ib else p
             peer = fab.neighbours.get((device, p))
             alias = f"to {peer[0]}:{peer[1]}" if peer else ""
-            col = O.IF_TABLE
-            add(((*col, 1, i), (STATIC, enc_int(i))))
-            add(((*col, 2, i), (STATIC, octets(descr))))
-            add(((*col, 3, i), (STATIC, enc_int(if_type))))
-            add(((*col, 4, i), (STATIC, enc_int(4096 if ib else 9216))))
-            add(((*col, 5, i), (GAUGE, p, "speed_mbps", 1_000_000)))
-            add(((*col, 7, i), (STATIC, enc_int(1))))
-            add(((*col, 8, i), (INT_MAP, p, "oper_status", {1: 1, 2: 2})))
-            add(((*col, 10, i), (C32, p, "if_in_octets")))
-            add(((*col, 11, i), (C32, p, "if_in_ucast_pkts")))
-            add(((*col, 13, i), (C32, p, "if_in_discards")))
-            add(((*col, 14, i), (C32, p, "if_in_errors")))
-            add(((*col, 16, i), (C32, p, "if_out_octets")))
-            add(((*col, 17, i), (C32, p, "if_out_ucast_pkts")))
-            add(((*col, 19, i), (C32, p, "if_out_discards")))
-            add(((*col, 20, i), (C32, p, "if_out_errors")))
+            add(((*O.IF_INDEX, i), (STATIC, enc_int(i))))
+            add(((*O.IF_DESCR, i), (STATIC, octets(descr))))
+            add(((*O.IF_TYPE, i), (STATIC, enc_int(if_type))))
+            add(((*O.IF_MTU, i), (STATIC, enc_int(4096 if ib else 9216))))
+            add(((*O.IF_SPEED, i), (GAUGE, p, "speed_mbps", 1_000_000)))
+            add(((*O.IF_ADMIN_STATUS, i), (STATIC, enc_int(1))))
+            add(((*O.IF_OPER_STATUS, i), (INT_MAP, p, "oper_status", {1: 1, 2: 2})))
+            add(((*O.IF_IN_OCTETS, i), (C32, p, "if_in_octets")))
+            add(((*O.IF_IN_UCAST_PKTS, i), (C32, p, "if_in_ucast_pkts")))
+            add(((*O.IF_IN_DISCARDS, i), (C32, p, "if_in_discards")))
+            add(((*O.IF_IN_ERRORS, i), (C32, p, "if_in_errors")))
+            add(((*O.IF_OUT_OCTETS, i), (C32, p, "if_out_octets")))
+            add(((*O.IF_OUT_UCAST_PKTS, i), (C32, p, "if_out_ucast_pkts")))
+            add(((*O.IF_OUT_DISCARDS, i), (C32, p, "if_out_discards")))
+            add(((*O.IF_OUT_ERRORS, i), (C32, p, "if_out_errors")))
             add(((*O.IF_NAME, i), (STATIC, octets(p))))
             add(((*O.IF_HC_IN_OCTETS, i), (C64, p, "if_in_octets")))
             add(((*O.IF_HC_IN_UCAST_PKTS, i), (C64, p, "if_in_ucast_pkts")))
@@ -232,17 +236,25 @@ def build_layout(model: TrafficModel, device: str, mibs: tuple[str, ...] | None 
             for q in range(8):
                 add(((*O.ARISTA_EGRESS_PKTS, i, q, 0), (C64, p, f"tc_tx_pkts.{q}")))
                 add(((*O.ARISTA_EGRESS_BYTES, i, q, 0), (C64, p, f"tc_tx_bytes.{q}")))
-                add(((*O.ARISTA_EGRESS_PKTS_DROPPED, i, q, 0),
-                     (SUM64, p, (f"tc_nobuffer_discard.{q}", f"tc_wred_discard.{q}", f"pfcwd_tx_drop.{q}"))))
+                add(
+                    (
+                        (*O.ARISTA_EGRESS_PKTS_DROPPED, i, q, 0),
+                        (
+                            SUM64,
+                            p,
+                            (f"tc_nobuffer_discard.{q}", f"tc_wred_discard.{q}", f"pfcwd_tx_drop.{q}"),
+                        ),
+                    )
+                )
     if LLDP_MIB in mibs and not ib:
         for p, i in _lldp_rows(model, device):
-            add(((*O.LLDP_LOC_PORT_ENTRY, 2, i), (STATIC, enc_int(5))))
+            add(((*O.LLDP_LOC_PORT_ID_SUBTYPE, i), (STATIC, enc_int(5))))
             add(((*O.LLDP_LOC_PORT_ID, i), (STATIC, octets(p))))
             add(((*O.LLDP_LOC_PORT_DESC, i), (STATIC, octets(p))))
             rem = (0, i, 1)
-            add(((*O.LLDP_REM_ENTRY, 4, *rem), (STATIC, enc_int(4))))
+            add(((*O.LLDP_REM_CHASSIS_ID_SUBTYPE, *rem), (STATIC, enc_int(4))))
             add(((*O.LLDP_REM_CHASSIS_ID, *rem), (LLDP, p, "chassis")))
-            add(((*O.LLDP_REM_ENTRY, 6, *rem), (STATIC, enc_int(5))))
+            add(((*O.LLDP_REM_PORT_ID_SUBTYPE, *rem), (STATIC, enc_int(5))))
             add(((*O.LLDP_REM_PORT_ID, *rem), (LLDP, p, "port_id")))
             add(((*O.LLDP_REM_PORT_DESC, *rem), (LLDP, p, "port_desc")))
             add(((*O.LLDP_REM_SYS_NAME, *rem), (LLDP, p, "sys_name")))
@@ -256,8 +268,12 @@ def build_layout(model: TrafficModel, device: str, mibs: tuple[str, ...] | None 
             add(((*O.MLNX_SYMBOL_ERROR_COUNTER, i), (C64, p, "SymbolErrorCounter")))
     rows.sort(key=lambda r: r[0])
     oids = [r[0] for r in rows]
-    return Layout(oids=oids, encoded=[enc_oid(o) for o in oids], getters=[r[1] for r in rows],
-                  index={o: n for n, o in enumerate(oids)})
+    return Layout(
+        oids=oids,
+        encoded=[enc_oid(o) for o in oids],
+        getters=[r[1] for r in rows],
+        index={o: n for n, o in enumerate(oids)},
+    )
 
 
 def lldp_value(model: TrafficModel, device: str, port: str, field: str, t: float) -> bytes:

@@ -7,11 +7,13 @@ A scenario changes what the traffic model (:mod:`fabriccfg.mock.traffic`) report
 ``healthy``                         background traffic only (the default; adds nothing)
 ``congestion:HOST``                 incast to HOST: ECN marks on the leaf ports facing it, CNPs
                                     from its NICs (handled by the other hosts), some PFC, no storm
+                                    (IB fabric: PortXmitWait on the leaf ports facing HOST)
 ``pause-storm:HOST[:NIC]``          HOST's NIC (default: its first) sends continuous PFC pause on
                                     the lossless priority; the leaf port stalls; pause spreads hop
                                     by hop (leaf uplinks -> spines -> other leaves), onset +1.5 s
                                     per hop; the PFC watchdog fires on the first-hop port
-``lossless-drop:DEVICE:PORT``       drops on the lossless traffic class at DEVICE:PORT (egress)
+``lossless-drop:DEVICE:PORT``       drops on the lossless traffic class at DEVICE:PORT (egress;
+                                    IB: PortXmitDiscards)
 ``link-flap:DEVICE:PORT``           the link goes down 2 s of every 10 s (both ends); LinkDowned,
                                     LinkErrorRecovery, symbol and receive errors grow per flap
 ``ib-congestion:DEVICE:PORT``       PortXmitWait grows fast (about 30 % stall) on DEVICE:PORT
@@ -117,9 +119,7 @@ def parse(spec: str, fabric: Fabric | None = None) -> Scenario:
     name, _, rest = text.partition(":")
     name = name.strip().lower()
     if name not in USAGE:
-        raise ScenarioError(
-            f"unknown scenario {name!r}; expected one of: " + ", ".join(USAGE.values())
-        )
+        raise ScenarioError(f"unknown scenario {name!r}; expected one of: " + ", ".join(USAGE.values()))
     usage = USAGE[name]
     sc: Scenario
     if name in ("healthy", "counter-wrap"):
@@ -167,7 +167,9 @@ def check(sc: Scenario, fabric: Fabric) -> None:
     if sc.name in ("congestion", "pause-storm"):
         if sc.device not in hosts:
             known = ", ".join(sorted(hosts)) or "none"
-            raise ScenarioError(f"scenario {sc}: {sc.device!r} is not a GPU host of the inventory (hosts: {known})")
+            raise ScenarioError(
+                f"scenario {sc}: {sc.device!r} is not a GPU host of the inventory (hosts: {known})"
+            )
         host = hosts[sc.device]
         if sc.port is not None and sc.port not in {n.name for n in host.nics}:
             nics = ", ".join(n.name for n in host.nics)
@@ -183,7 +185,9 @@ def check(sc: Scenario, fabric: Fabric) -> None:
         assert sc.device is not None and sc.port is not None and sc.other is not None
         for end in ((sc.device, sc.port), sc.other):
             if end not in fabric.neighbours:
-                raise ScenarioError(f"scenario {sc}: {end[0]}:{end[1]} is not a cabled endpoint of the inventory")
+                raise ScenarioError(
+                    f"scenario {sc}: {end[0]}:{end[1]} is not a cabled endpoint of the inventory"
+                )
     elif sc.device is not None and sc.port is not None:
         if sc.device not in devices:
             raise ScenarioError(f"scenario {sc}: unknown device {sc.device!r}")

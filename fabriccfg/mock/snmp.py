@@ -28,14 +28,14 @@ import os
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
 try:  # cryptography >= 44 keeps CFB in the "decrepit" package
     from cryptography.hazmat.decrepit.ciphers.modes import CFB
 except ImportError:  # pragma: no cover - older cryptography
-    from cryptography.hazmat.primitives.ciphers.modes import CFB  # type: ignore[assignment]
+    from cryptography.hazmat.primitives.ciphers.modes import CFB
 
 from fabriccfg.mock import mibs as M
 
@@ -84,7 +84,7 @@ def _rd(buf: bytes, pos: int) -> tuple[int, int, int]:
     pos += 2
     if n & 0x80:
         k = n & 0x7F
-        n = int.from_bytes(buf[pos:pos + k], "big")
+        n = int.from_bytes(buf[pos : pos + k], "big")
         pos += k
     end = pos + n
     if end > len(buf):
@@ -172,6 +172,7 @@ class Agent(asyncio.DatagramProtocol):
         clock: Callable[[], float],
         engine_id: bytes | None,
         mibs: Iterable[str] | None,
+        cache_s: float = 0.1,
     ) -> None:
         self.model = model
         self.device = device
@@ -194,13 +195,17 @@ class Agent(asyncio.DatagramProtocol):
             auth_proto = v3_user.get("auth_protocol", "sha").lower()
             priv_proto = v3_user.get("priv_protocol", "aes").lower()
             if auth_proto not in ("sha", "sha1", "usmhmacshaauthprotocol") or priv_proto not in (
-                "aes", "aes128", "usmaescfb128protocol"
+                "aes",
+                "aes128",
+                "usmaescfb128protocol",
             ):
                 raise ValueError(f"mock agent supports SHA/AES-128 only, not {auth_proto}/{priv_proto}")
             self.user = v3_user["user"].encode()
             self._auth_key = localize_key_sha(v3_user["auth_key"], self.engine_id)
             self._priv_key = localize_key_sha(v3_user["priv_key"], self.engine_id)[:16]
         self.usm_stats: dict[tuple[int, ...], int] = {}
+        self.cache_s = cache_s
+        self._snap: dict[str, tuple[float, dict[str, int]]] = {}
         self.transport: asyncio.DatagramTransport | None = None
         self.port = 0
         self.requests = 0
@@ -213,7 +218,7 @@ class Agent(asyncio.DatagramProtocol):
         self.transport = transport  # type: ignore[assignment]
         self.port = transport.get_extra_info("sockname")[1]
 
-    def datagram_received(self, data: bytes, addr: tuple[str | int, int]) -> None:  # type: ignore[override]
+    def datagram_received(self, data: bytes, addr: tuple[str | Any, int]) -> None:
         start = time.perf_counter()
         resp: bytes | None = None
         if "snmp-timeout" in self.faults:
@@ -304,7 +309,7 @@ class Agent(asyncio.DatagramProtocol):
                 _, _a, b2 = _rd(buf, b1)
                 _, qs, _qe = _rd(buf, b2)
                 _, rs, re_ = _rd(buf, qs)
-                return buf[rs - 2:re_] if re_ - rs < 0x80 else b"\x02\x01\x00"
+                return buf[rs - 2 : re_] if re_ - rs < 0x80 else b"\x02\x01\x00"
             except _Drop:
                 return b"\x02\x01\x00"
 
@@ -368,10 +373,16 @@ class Agent(asyncio.DatagramProtocol):
         msg = _hdr(0x30, len(body)) + body
         if not level:
             return msg
-        off = (len(msg) - len(body)) + 3 + len(glob) + (len(sp) - len(sp_seq)) + (len(sp_seq) - len(pre) - len(rest))
+        off = (
+            (len(msg) - len(body))
+            + 3
+            + len(glob)
+            + (len(sp) - len(sp_seq))
+            + (len(sp_seq) - len(pre) - len(rest))
+        )
         off += len(pre) + 2
         mac = hmac.new(self._auth_key, msg, hashlib.sha1).digest()[:12]
-        return msg[:off] + mac + msg[off + 12:]
+        return msg[:off] + mac + msg[off + 12 :]
 
     # ----- PDUs
     def _pdu(self, buf: bytes, pos: int, budget: int) -> bytes | None:
@@ -397,13 +408,15 @@ class Agent(asyncio.DatagramProtocol):
         if tag == PDU_GET:
             for o in req:
                 i = self.layout.index.get(o)
-                vbs.append(self._vb(i, now, cache) if i is not None else _vb_raw(M.enc_oid(o), NO_SUCH_INSTANCE))
+                vbs.append(
+                    self._vb(i, now, cache) if i is not None else _vb_raw(M.enc_oid(o), NO_SUCH_INSTANCE)
+                )
         elif tag == PDU_GETNEXT:
             for o in req:
                 i = bisect_right(self._oids, o)
                 vbs.append(self._vb(i, now, cache) if i < self._n else _vb_raw(M.enc_oid(o), END_OF_MIB_VIEW))
         elif tag == PDU_GETBULK:
-            vbs = self._bulk(req, max(0, x), max(0, y), now, cache, budget)
+            vbs = self._bulk(req, max(0, x), max(0, y), now=now, cache=cache, budget=budget)
         elif tag == PDU_SET:
             status = b"\x02\x01" + bytes((ERR_NOT_WRITABLE,)) + b"\x02\x01\x01"
             vbs = [_vb_raw(M.enc_oid(o), b"\x05\x00") for o in req]
@@ -414,8 +427,16 @@ class Agent(asyncio.DatagramProtocol):
         body = reqid + status + _hdr(0x30, len(vbl)) + vbl
         return _hdr(PDU_RESPONSE, len(body)) + body
 
-    def _bulk(self, req: list[tuple[int, ...]], non_rep: int, max_rep: int, now: float,
-              cache: dict[str, dict[str, int]], budget: int) -> list[bytes]:
+    def _bulk(
+        self,
+        req: list[tuple[int, ...]],
+        non_rep: int,
+        max_rep: int,
+        *,
+        now: float,
+        cache: dict[str, dict[str, int]],
+        budget: int,
+    ) -> list[bytes]:
         out: list[bytes] = []
         size = 0
         n = self._n
@@ -457,27 +478,34 @@ class Agent(asyncio.DatagramProtocol):
     def _vb(self, i: int, now: float, cache: dict[str, dict[str, int]]) -> bytes:
         g = self._get[i]
         kind = g[0]
+        val: bytes
         if kind == M.STATIC:
             val = g[1]
         elif kind == M.UPTIME:
             val = _uint(0x43, int(self.model.device_state(self.device, now)["sys_uptime_ticks"]))
         elif kind == M.LLDP:
-            val = M.lldp_value(self.model, self.device, g[1], g[2], now)  # type: ignore[arg-type]
+            val = M.lldp_value(self.model, self.device, g[1], g[2], now)
         else:
-            port: str = g[1]  # type: ignore[assignment]
+            port: str = g[1]
             c = cache.get(port)
             if c is None:
-                c = cache[port] = self.model.port_counters(self.device, port, now)
+                hit = self._snap.get(port)
+                if hit is not None and 0.0 <= now - hit[0] < self.cache_s:
+                    c = hit[1]
+                else:
+                    c = self.model.port_counters(self.device, port, now)
+                    self._snap[port] = (now, c)
+                cache[port] = c
             if kind == M.C64:
-                val = _uint(0x46, c[g[2]] & M64)  # type: ignore[index]
+                val = _uint(0x46, c[g[2]] & M64)
             elif kind == M.C32:
-                val = _uint(0x41, c[g[2]] & M32)  # type: ignore[index]
+                val = _uint(0x41, c[g[2]] & M32)
             elif kind == M.GAUGE:
-                val = _uint(0x42, min(c[g[2]] * g[3], M32))  # type: ignore[index,operator]
+                val = _uint(0x42, min(c[g[2]] * g[3], M32))
             elif kind == M.INT_MAP:
-                val = enc_int(g[3].get(c[g[2]], 0))  # type: ignore[attr-defined,index]
+                val = enc_int(g[3].get(c[g[2]], 0))
             else:  # SUM64
-                val = _uint(0x46, sum(c[k] for k in g[2]) & M64)  # type: ignore[attr-defined]
+                val = _uint(0x46, sum(c[k] for k in g[2]) & M64)
         oid = self._enc[i]
         n = len(oid) + len(val)
         return _hdr(0x30, n) + oid + val
@@ -499,6 +527,7 @@ async def start_agent(
     clock: Callable[[], float] = time.time,
     engine_id: bytes | None = None,
     mibs: Iterable[str] | None = None,
+    cache_s: float = 0.1,
 ) -> Agent:
     """Bind a UDP socket on ``host:port`` (0 = ephemeral) and serve ``device``'s MIBs.
 
@@ -506,9 +535,20 @@ async def start_agent(
     only one) and ``"priv_protocol"`` ("aes", AES-128). ``community=None`` disables v2c.
     ``faults``: fault kinds (``"snmp-timeout"`` or ``"DEVICE:snmp-timeout"``): drop every request.
     ``mibs``: MIB module names to serve (default: :func:`fabriccfg.mock.mibs.mibs_for` the platform).
+    ``cache_s``: a port's counters are computed once and reused for requests within this many seconds
+    of model time (like a real agent's counter cache; a walk sees one consistent snapshot). 0 disables.
     """
-    agent = Agent(model, device, community=community, v3_user=v3_user, faults=faults, clock=clock,
-                  engine_id=engine_id, mibs=mibs)
+    agent = Agent(
+        model,
+        device,
+        community=community,
+        v3_user=v3_user,
+        faults=faults,
+        clock=clock,
+        engine_id=engine_id,
+        mibs=mibs,
+        cache_s=cache_s,
+    )
     loop = asyncio.get_running_loop()
     await loop.create_datagram_endpoint(lambda: agent, local_addr=(host, port))
     return agent

@@ -16,7 +16,8 @@ Canonical counter names (``port_counters`` keys; all ``int``):
   value mod 2**32), ``oper_status`` (1 up / 2 down), ``speed_mbps``.
 * PFC per priority p = 0..7: ``pfc_rx_pause.{p} pfc_tx_pause.{p}`` (frames) and
   ``pfc_rx_pause_duration.{p} pfc_tx_pause_duration.{p}`` (microseconds); totals
-  ``pfc_requests`` (sent) / ``pfc_indications`` (received) (IEEE8021-PFC-MIB, Counter32 there).
+  ``pfc_requests`` (sent) / ``pfc_indications`` (received) (IEEE8021-PFC-MIB, Counter32 there);
+  ``link_down_events`` (RoCE ports; mlx5 ``link_down_events_phy``). RoCE fabrics only.
 * Per traffic class tc = 0..7 (egress queues): ``tc_tx_pkts.{tc} tc_tx_bytes.{tc}
   tc_wred_discard.{tc} tc_nobuffer_discard.{tc}`` (alias ``tc_no_buffer_discard.{tc}``),
   ``ecn_marked.{tc}`` (packets CE-marked by this port on egress). Priority p maps to tc p.
@@ -39,12 +40,19 @@ Magnitudes: 400 GbE ~ 50 GB/s per direction at 100 %, 4 KiB-ish RoCE payloads; H
 continuous PFC pause from a NIC is ~20k frames/s; PortXmitWait ticks are 8 bytes (Quantum).
 
 ``device_state(device, t)``: ``sys_uptime_ticks`` (hundredths of a second, mod 2**32),
-``boot_time`` (unix s), ``up`` (False while a rebooting device is down).
+``boot_time`` (unix s), ``up`` (always True today: a reboot is instantaneous).
+
+Runtime control (``fabriccfg mock inject``): :meth:`TrafficModel.inject` adds a scenario from ``t``
+on, :meth:`TrafficModel.clear` ends them all at ``t``; neither changes a counter's past, so counters
+stay monotonic. Traffic follows the inventory cabling; ``cabling-swap`` changes only what
+:meth:`TrafficModel.neighbour` (LLDP, ibnetdiscover) reports. Scenario signatures:
+:mod:`fabriccfg.mock.scenarios` and ``docs/mock-telemetry.md``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import time
 from collections.abc import Iterable
@@ -81,14 +89,27 @@ IB_ERROR_BITS: dict[str, int] = {
 """Saturating widths of the IB PortCounters error counters (libibmad fields.c)."""
 
 IB_DATA_NAMES: tuple[str, ...] = (
-    "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortUnicastXmitPkts",
-    "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts", "PortXmitWait",
+    "PortXmitData",
+    "PortRcvData",
+    "PortXmitPkts",
+    "PortRcvPkts",
+    "PortUnicastXmitPkts",
+    "PortUnicastRcvPkts",
+    "PortMulticastXmitPkts",
+    "PortMulticastRcvPkts",
+    "PortXmitWait",
 )
 """64-bit PortCountersExtended names (plus PortXmitWait); never wrap in practice, never offset."""
 
 IF_NAMES: tuple[str, ...] = (
-    "if_in_octets", "if_out_octets", "if_in_ucast_pkts", "if_out_ucast_pkts",
-    "if_in_errors", "if_out_errors", "if_in_discards", "if_out_discards",
+    "if_in_octets",
+    "if_out_octets",
+    "if_in_ucast_pkts",
+    "if_out_ucast_pkts",
+    "if_in_errors",
+    "if_out_errors",
+    "if_in_discards",
+    "if_out_discards",
 )
 STATE_NAMES: frozenset[str] = frozenset({"oper_status", "speed_mbps"})
 
@@ -152,11 +173,33 @@ class _Events:
 class _Load:
     """Bytes sent in one direction of a link: a sinusoid around a utilisation, with windows and flaps."""
 
-    __slots__ = ("amp", "bps", "flaps", "init", "omega", "oct_off", "phase", "pkt", "pkt_off", "t0",
-                 "util", "windows")
+    __slots__ = (
+        "amp",
+        "bps",
+        "flaps",
+        "init",
+        "oct_off",
+        "omega",
+        "phase",
+        "pkt",
+        "pkt_off",
+        "t0",
+        "util",
+        "windows",
+    )
 
-    def __init__(self, bps: float, util: float, amp: float, period: float, phase: float, t0: float,
-                 init_s: float, pkt: int) -> None:
+    def __init__(
+        self,
+        bps: float,
+        util: float,
+        amp: float,
+        *,
+        period: float,
+        phase: float,
+        t0: float,
+        init_s: float,
+        pkt: int,
+    ) -> None:
         self.bps = bps
         self.util = util
         self.amp = amp
@@ -172,7 +215,9 @@ class _Load:
 
     def _base(self, t: float) -> float:
         x = t - self.t0
-        return self.util * (x + self.amp / self.omega * (math.cos(self.phase) - math.cos(self.omega * x + self.phase)))
+        return self.util * (
+            x + self.amp / self.omega * (math.cos(self.phase) - math.cos(self.omega * x + self.phase))
+        )
 
     def _windowed(self, t: float) -> float:
         v = self._base(t)
@@ -209,10 +254,7 @@ class _Load:
         return loss
 
     def is_down(self, t: float) -> bool:
-        for first, e in self.flaps:
-            if first <= t < e and (t - first) % FLAP_PERIOD < FLAP_DOWN:
-                return True
-        return False
+        return any(first <= t < e and (t - first) % FLAP_PERIOD < FLAP_DOWN for first, e in self.flaps)
 
     def rate_bps(self) -> float:
         return self.bps * self.util
@@ -245,7 +287,7 @@ def _combine(windows: list[tuple[float, float, float]]) -> list[tuple[float, flo
         return list(windows)
     bounds = sorted({b for s, e, _ in windows for b in (s, e)})
     out: list[tuple[float, float, float]] = []
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in itertools.pairwise(bounds):
         f = 1.0
         for s, e, w in windows:
             if s <= a and b <= e:
@@ -296,8 +338,8 @@ class TrafficModel:
     def _index_ports(self) -> None:
         fab = self.fabric
         cabled: dict[str, set[str]] = {}
-        for (dev, port) in fab.neighbours:
-            cabled.setdefault(dev, set()).add(port)
+        for d, p in fab.neighbours:
+            cabled.setdefault(d, set()).add(p)
         default = fab.fabric.link_speed
         for name, dev in fab.devices.items():
             ports = cabled.get(name, set())
@@ -329,7 +371,9 @@ class TrafficModel:
             for idx, p in mine:
                 self._index[(name, p)] = idx
                 link = fab.link_by_end.get((name, p))
-                self._speed[(name, p)] = (link.speed if link and link.speed else None) or lane_speed.get(p) or dev_speed
+                self._speed[(name, p)] = (
+                    (link.speed if link and link.speed else None) or lane_speed.get(p) or dev_speed
+                )
 
     def ports(self, device: str) -> list[str]:
         """Cabled ports of ``device`` in ifIndex order (switch ports, host NIC names, SM-host HCA)."""
@@ -383,7 +427,7 @@ class TrafficModel:
         ib = self.technology == "infiniband"
         pkt = IB_PKT_BYTES if ib else ROCE_PKT_BYTES
         loads: dict[tuple[str, str], _Load] = {}
-        for (dev, port) in self._index:
+        for dev, port in self._index:
             gbps = self._speed[(dev, port)]
             u = _unit(seed, "load", dev, port)
             loads[(dev, port)] = _Load(
@@ -397,12 +441,13 @@ class TrafficModel:
                 pkt=pkt,
             )
         self._ports: dict[tuple[str, str], _Port] = {}
-        idle = _Load(1.0, 0.0, 0.0, 10.0, 0.0, self.t0, 0.0, pkt)
+        idle = _Load(1.0, 0.0, 0.0, period=10.0, phase=0.0, t0=self.t0, init_s=0.0, pkt=pkt)
         for (dev, port), idx in self._index.items():
             peer = fab.neighbours.get((dev, port))
             inn = loads.get(peer, idle) if peer is not None else idle
-            self._ports[(dev, port)] = _Port(dev, port, self._kind(dev), idx, self._speed[(dev, port)], peer,
-                                             loads[(dev, port)], inn)
+            self._ports[(dev, port)] = _Port(
+                dev, port, self._kind(dev), idx, self._speed[(dev, port)], peer, loads[(dev, port)], inn
+            )
         for p in self._ports.values():
             p.names = self._names_for(p)
         self._background()
@@ -423,14 +468,33 @@ class TrafficModel:
         names += [f"pfc_{d}_pause{s}.{q}" for d in ("rx", "tx") for s in ("", "_duration") for q in PRIOS]
         names += ["pfc_requests", "pfc_indications", "link_down_events"]
         if p.kind == "switch":
-            names += [f"{n}.{q}" for n in ("tc_tx_pkts", "tc_tx_bytes", "tc_wred_discard", "tc_nobuffer_discard",
-                                           "tc_no_buffer_discard", "ecn_marked") for q in PRIOS]
-            names += [f"{n}.{q}" for n in ("pfcwd_storm_detected", "pfcwd_storm_restored", "pfcwd_tx_drop")
-                      for q in PRIOS]
+            names += [
+                f"{n}.{q}"
+                for n in (
+                    "tc_tx_pkts",
+                    "tc_tx_bytes",
+                    "tc_wred_discard",
+                    "tc_nobuffer_discard",
+                    "tc_no_buffer_discard",
+                    "ecn_marked",
+                )
+                for q in PRIOS
+            ]
+            names += [
+                f"{n}.{q}"
+                for n in ("pfcwd_storm_detected", "pfcwd_storm_restored", "pfcwd_tx_drop")
+                for q in PRIOS
+            ]
         else:
             names += [f"{d}_prio{q}_pause{s}" for d in ("rx", "tx") for s in ("", "_duration") for q in PRIOS]
-            names += ["np_cnp_sent", "rp_cnp_handled", "rp_cnp_ignored", "np_ecn_marked_roce_packets",
-                      "tx_pause_storm_warning_events", "tx_pause_storm_error_events"]
+            names += [
+                "np_cnp_sent",
+                "rp_cnp_handled",
+                "rp_cnp_ignored",
+                "np_ecn_marked_roce_packets",
+                "tx_pause_storm_warning_events",
+                "tx_pause_storm_error_events",
+            ]
         return tuple(names)
 
     # event helpers ------------------------------------------------------
@@ -449,12 +513,15 @@ class TrafficModel:
             self._ports[peer].ev[rx_name] = ev
         return ev
 
-    def _pause(self, sender: tuple[str, str], prio: int, start: float, end: float, rate: float,
-               duty: float) -> None:
-        """``sender`` transmits PFC pause on ``prio`` (its peer receives it)."""
+    def _pause(
+        self, sender: tuple[str, str], prio: int, window: tuple[float, float], rate: float, duty: float
+    ) -> None:
+        """``sender`` transmits PFC pause on ``prio`` during ``window`` (its peer receives it)."""
+        start, end = window
         self._shared(sender, f"pfc_tx_pause.{prio}", f"pfc_rx_pause.{prio}").segs.append((start, end, rate))
         self._shared(sender, f"pfc_tx_pause_duration.{prio}", f"pfc_rx_pause_duration.{prio}").segs.append(
-            (start, end, duty * 1e6))
+            (start, end, duty * 1e6)
+        )
 
     def _pkt_rate(self, key: tuple[str, str]) -> float:
         ld = self._ports[key].out
@@ -467,17 +534,21 @@ class TrafficModel:
             if self.technology == "infiniband":
                 if p.kind == "switch":  # a little credit wait on switch egress (0.001-0.003 % of the time)
                     self._ev(key, "PortXmitWait").segs.append(
-                        (self.t0 - BG_SINCE, INF, 2e-5 * (0.5 + u) * p.speed_gbps * IB_TICKS_PER_S_PER_GBPS))
+                        (self.t0 - BG_SINCE, INF, 2e-5 * (0.5 + u) * p.speed_gbps * IB_TICKS_PER_S_PER_GBPS)
+                    )
                 continue
             peer = p.peer
             if p.kind == "host" and peer is not None and peer in self._ports:
                 # micro-burst pauses from the NIC, background ECN marks and CNPs
-                self._pause(key, self.lossless_prio, self.t0 - BG_SINCE, INF, 2 + 8 * u, (2 + 8 * u) * 2e-6)
+                self._pause(key, self.lossless_prio, (self.t0 - BG_SINCE, INF), 2 + 8 * u, (2 + 8 * u) * 2e-6)
                 marks = 10 + 30 * u
-                self._shared(peer, f"ecn_marked.{self.lossless_prio}", "np_ecn_marked_roce_packets").segs.append(
-                    (self.t0 - BG_SINCE, INF, marks))
+                self._shared(
+                    peer, f"ecn_marked.{self.lossless_prio}", "np_ecn_marked_roce_packets"
+                ).segs.append((self.t0 - BG_SINCE, INF, marks))
                 self._ev(key, "np_cnp_sent").segs.append((self.t0 - BG_SINCE, INF, marks * 0.5))
-                self._ev(key, "rp_cnp_handled").segs.append((self.t0 - BG_SINCE, INF, 5 + 15 * _unit(seed, "rp", *key)))
+                self._ev(key, "rp_cnp_handled").segs.append(
+                    (self.t0 - BG_SINCE, INF, 5 + 15 * _unit(seed, "rp", *key))
+                )
         del t0
 
     # scenarios ------------------------------------------------------------
@@ -492,12 +563,22 @@ class TrafficModel:
                 out.append(((host, port), peer))
         return out
 
-    def _apply(self, act: _Activation, windows: dict[tuple[str, str], list[tuple[float, float, float]]]) -> None:
+    def _apply(
+        self, act: _Activation, windows: dict[tuple[str, str], list[tuple[float, float, float]]]
+    ) -> None:
         sc, s, e = act.scenario, act.start, act.end
         P = self.lossless_prio
         if e <= s:
             return
-        if sc.name == "congestion":
+        if sc.name == "congestion" and self.technology == "infiniband":
+            # incast on IB: credit starvation on the leaf ports facing the host (no ECN/PFC)
+            assert sc.device is not None
+            for _nic_end, leaf_end in self._host_ends(sc.device):
+                ld = self._ports[leaf_end].out
+                windows.setdefault(leaf_end, []).append((s, e, min(0.95 / (ld.util * (1 + ld.amp)), 3.0)))
+                gbps = self._ports[leaf_end].speed_gbps
+                self._ev(leaf_end, "PortXmitWait").segs.append((s, e, 0.2 * gbps * IB_TICKS_PER_S_PER_GBPS))
+        elif sc.name == "congestion":
             assert sc.device is not None
             for nic_end, leaf_end in self._host_ends(sc.device):
                 ld = self._ports[leaf_end].out
@@ -505,22 +586,27 @@ class TrafficModel:
                 windows.setdefault(leaf_end, []).append((s, e, factor))
                 pkts = 0.95 * ld.bps / ld.pkt
                 marks = 0.03 * pkts
-                self._shared(leaf_end, f"ecn_marked.{P}", "np_ecn_marked_roce_packets").segs.append((s, e, marks))
+                self._shared(leaf_end, f"ecn_marked.{P}", "np_ecn_marked_roce_packets").segs.append(
+                    (s, e, marks)
+                )
                 self._ev(nic_end, "np_cnp_sent").segs.append((s, e, 0.6 * marks))
-                senders = [k for k in self._ports
-                           if k[0] != sc.device and self._ports[k].kind == "host" and k[1] == nic_end[1]]
+                senders = [
+                    k
+                    for k in self._ports
+                    if k[0] != sc.device and self._ports[k].kind == "host" and k[1] == nic_end[1]
+                ]
                 for snd in senders:
                     self._ev(snd, "rp_cnp_handled").segs.append((s, e, 0.6 * marks / len(senders)))
-                self._pause(nic_end, P, s, e, 300.0, 0.02)
+                self._pause(nic_end, P, (s, e), 300.0, 0.02)
                 for up in self._uplinks(leaf_end[0]):
-                    self._pause(up, P, s, e, 80.0, 0.004)
+                    self._pause(up, P, (s, e), 80.0, 0.004)
         elif sc.name == "pause-storm":
             assert sc.device is not None
             ends = self._host_ends(sc.device, sc.port)
             if not ends:
                 return
             nic_end, leaf_end = ends[0]
-            self._pause(nic_end, P, s, e, STORM_PAUSE_RATE, 1.0)
+            self._pause(nic_end, P, (s, e), STORM_PAUSE_RATE, 1.0)
             self._ev(nic_end, "tx_pause_storm_warning_events").periodic.append((s + 8.0, e, 8.0, 1.0))
             windows.setdefault(leaf_end, []).append((s, e, 0.002))
             self._watchdog(leaf_end, s, e)
@@ -539,7 +625,7 @@ class TrafficModel:
                             continue
                         if self._ports[peer].kind != "switch":
                             continue
-                        self._pause((sw, port), P, hs, e, rate, duty)
+                        self._pause((sw, port), P, (hs, e), rate, duty)
                         windows.setdefault(peer, []).append((hs, e, stall))
                         if peer[0] not in nxt:
                             nxt.append(peer[0])
@@ -552,7 +638,10 @@ class TrafficModel:
             if key not in self._ports:
                 return
             rate = 800.0
-            if self._ports[key].kind == "switch":
+            if self.technology == "infiniband":
+                self._ev(key, "PortXmitDiscards").segs.append((s, e, rate))
+                self._ev(key, "if_out_discards").segs.append((s, e, rate))
+            elif self._ports[key].kind == "switch":
                 self._ev(key, f"tc_nobuffer_discard.{P}").segs.append((s, e, rate))
                 self._ports[key].ev[f"tc_no_buffer_discard.{P}"] = self._ev(key, f"tc_nobuffer_discard.{P}")
                 self._ev(key, "if_out_discards").segs.append((s, e, rate))
@@ -563,16 +652,21 @@ class TrafficModel:
             if key not in self._ports:
                 return
             first = s + FLAP_FIRST
-            ends = [key] + ([self._ports[key].peer] if self._ports[key].peer in self._ports else [])
-            for end in ends:
-                assert end is not None
-                port = self._ports[end]
-                port.out.flaps.append((first, e))
+            flap_ends: list[tuple[str, str]] = [key]
+            peer = self._ports[key].peer
+            if peer is not None and peer in self._ports:
+                flap_ends.append(peer)
+            for end in flap_ends:
+                self._ports[end].out.flaps.append((first, e))
                 up_after = first + FLAP_DOWN  # errors counted when the link retrains
                 if self.technology == "infiniband":
-                    for name, amount in (("LinkDownedCounter", 1.0), ("LinkErrorRecoveryCounter", 1.0),
-                                         ("SymbolErrorCounter", 37.0), ("PortRcvErrors", 5.0),
-                                         ("if_in_errors", 5.0)):
+                    for name, amount in (
+                        ("LinkDownedCounter", 1.0),
+                        ("LinkErrorRecoveryCounter", 1.0),
+                        ("SymbolErrorCounter", 37.0),
+                        ("PortRcvErrors", 5.0),
+                        ("if_in_errors", 5.0),
+                    ):
                         self._ev(end, name).periodic.append((up_after, e + FLAP_DOWN, FLAP_PERIOD, amount))
                 else:
                     self._ev(end, "link_down_events").periodic.append((first, e, FLAP_PERIOD, 1.0))
@@ -634,7 +728,7 @@ class TrafficModel:
 
     # ------------------------------------------------------------------ runtime control
     def inject(self, scenario: Scenario | str, t: float | None = None) -> Scenario:
-        """Start a scenario at ``t`` (default now) plus its ``@onset``. ``counter-wrap`` cannot be injected."""
+        """Start a scenario at ``t`` (default now) plus its ``@onset``; not ``counter-wrap``."""
         sc = parse(scenario, self.fabric) if isinstance(scenario, str) else scenario
         if sc.name == "counter-wrap":
             raise ScenarioError("counter-wrap can only be chosen at start (mock up --scenario counter-wrap)")
@@ -751,8 +845,7 @@ class TrafficModel:
         if self.technology == "infiniband":
             for name, bits in IB_ERROR_BITS.items():
                 cap = (1 << bits) - 1
-                if out[name] > cap:
-                    out[name] = cap
+                out[name] = min(out[name], cap)
         out["oper_status"] = 2 if p.out.is_down(t) else 1
         out["speed_mbps"] = p.speed_gbps * 1000
         return out
@@ -771,4 +864,3 @@ class TrafficModel:
                 out[f"tx_prio{q}_pause"] = out[f"pfc_tx_pause.{q}"]
                 out[f"rx_prio{q}_pause_duration"] = out[f"pfc_rx_pause_duration.{q}"]
                 out[f"tx_prio{q}_pause_duration"] = out[f"pfc_tx_pause_duration.{q}"]
-

@@ -46,10 +46,9 @@ def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
     from fabriccfg.inventory.derive import (
         DEFAULT_CABLE_M,
         effective_nic_qos,
-        pfc_headroom_bytes,
         roce_intent,
     )
-    from fabriccfg.render.derive import facts, pause_quanta
+    from fabriccfg.render.derive import facts, headroom, pause_quanta
     from fabriccfg.render.filters import cable, tos
 
     host: Host = device  # type: ignore[assignment]
@@ -60,26 +59,23 @@ def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
     f = facts(fabric)
     dcqcn = roce.dcqcn
     nics = []
-    ends = {port: (peer_dev, peer_port, link)
-            for port, peer_dev, peer_port, link in f.link_ends.get(host.name, ())}
+    ends = f.device_ends(host.name)
     for nic in host.nics:
         if not nic.netdev:
             continue
         q = effective_nic_qos(fabric, nic)
         end = ends.get(nic.name) or ends.get(nic.netdev or "")
         if end is not None:
-            peer = f"{end[0]}:{end[1]}"
-            speed, length, headroom = f.link_facts(end[2], q.mtu)
+            peer, speed, length = f"{end.peer_device}:{end.peer_port}", end.speed_gbps, end.length_m
         else:
             peer, speed, length = "unknown", nic.speed or fabric.fabric.link_speed, DEFAULT_CABLE_M
-            headroom = pfc_headroom_bytes(speed, length, q.mtu)
         dscp2prio = [(d, p) for d, p in ((q.roce_dscp, roce.roce_priority), (q.cnp_dscp, q.cnp_priority))
                      if d >> 3 != p]
         nics.append({
             "name": nic.name, "netdev": nic.netdev, "rail": nic.rail, "speed": speed, "peer": peer,
             "cable_m": cable(length), "mtu": q.mtu, "trust": q.trust, "pfc": q.pfc_priorities,
             "roce_dscp": q.roce_dscp, "tos": tos(q.roce_dscp), "dscp2prio": dscp2prio,
-            "headroom_bytes": headroom, "pause_quanta": pause_quanta(speed),
+            "headroom_bytes": headroom(speed, length, q.mtu), "pause_quanta": pause_quanta(speed),
             "cc_priorities": sorted(set(q.pfc_priorities) | {roce.roce_priority}),
             "np": [("min_time_between_cnps", dcqcn.min_time_between_cnps), ("cnp_dscp", q.cnp_dscp),
                    ("cnp_802p_prio", q.cnp_priority)],

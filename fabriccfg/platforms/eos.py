@@ -65,7 +65,8 @@ RENDER = RenderSpec(
 from fabriccfg.push.tx.eos import EosTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
+from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry import tables as _tt  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
 
-TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.ARISTA_QUEUE, _tt.LLDP))
+TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.ARISTA_QUEUE, _tt.LLDP), cli=_tc.EOS_SHOW)

@@ -72,8 +72,9 @@ RENDER = RenderSpec(
 from fabriccfg.push.tx.nxos import NxosTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
+from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry import tables as _tt  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
 
 # The standard MIBs only; per-queue counters come from show commands.
-TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.LLDP))
+TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.LLDP), cli=_tc.NXOS_SHOW)

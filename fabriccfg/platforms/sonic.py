@@ -6,7 +6,6 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from fabriccfg.platforms.base import PlatformInfo
-from fabriccfg.render.filters import canonical_json
 from fabriccfg.render.spec import RenderSpec
 
 if TYPE_CHECKING:
@@ -91,21 +90,36 @@ def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
         static_buffers=static,
         buffer_profiles=sorted(profiles.items()),
         pg_profile_ref=pg_ref,
+        pfc_enable=str(ctx["roce_tc"]) if ctx["lossless"] else "",
+        pfcwd_sw_enable=str(ctx["roce_tc"]) if ctx["wd_enabled"] else "",
     )
+    ports, lossless = ctx["ports"], ctx["lossless"]
+    present = {
+        "BUFFER_PG": bool(lossless and ports),
+        "BUFFER_PROFILE": bool(lossless and static and ports),
+        "CABLE_LENGTH": bool(ports),
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": True,
+        "PFC_WD": bool(ctx["wd_enabled"] and ports),
+        "TC_TO_QUEUE_MAP": True,
+        "WRED_PROFILE": bool(ctx["ecn_enabled"]),
+    }
+    ctx["tables"] = [name for name, on in present.items() if on]
+    ctx["last_table"] = ctx["tables"][-1]
     return ctx
 
 
 RENDER = RenderSpec(
     files={"config_db.json": "sonic/config_db.json.j2"},
     context=_render_context,
-    postprocess={"config_db.json": canonical_json},
 )
 
 # --- push (owned by fabriccfg.push) ---
 from fabriccfg.push.tx.sonic import SonicTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
+from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry import tables as _tt  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
 
-TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.MLNX_QOS_PFC, _tt.MLNX_QOS_TC, _tt.LLDP))
+TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.MLNX_QOS_PFC, _tt.MLNX_QOS_TC, _tt.LLDP),
+                           cli=_tc.SONIC_SHOW)

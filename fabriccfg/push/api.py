@@ -161,3 +161,55 @@ def live_diff(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "",
     options = {"workers": runner.workers, "timeout": runner.timeout, "insecure_host_keys": insecure_host_keys}
     return _run("diff", fabric, jobs, work, inventory=inventory, run_base=run_base, dry_run=True,
                 runner=runner, display=display, options=options, run_dir=run_dir)
+
+
+def live_fetcher(fabric: Fabric, endpoints: dict[str, Endpoint], *, run_base: str | Path | None = None,
+                 runner: RunnerOptions | None = None, insecure_host_keys: bool = False,
+                 display: Display | None = None,
+                 endpoints_source: str = "the inventory") -> Any:
+    """A ``fabriccfg.commands.render.RunningFetcher`` reading running configs live over SSH.
+
+    Devices are read in parallel with the push runner's deadlines; a device that cannot be read maps
+    to an exception whose message says why. With ``run_base`` the fetched configs, session logs and a
+    ``report.json`` are kept in ``run_base/<UTC timestamp>/``; otherwise nothing is left on disk.
+    """
+    import shutil
+    import tempfile
+
+    from fabriccfg.render.engine import RenderedDevice
+
+    def fetch(rendered: list[RenderedDevice]) -> dict[str, dict[str, str] | Exception]:
+        jobs = []
+        for dev in rendered:
+            job = DeviceJob(name=dev.name, platform=dev.platform, intended=dict(dev.files),
+                            endpoint=endpoints.get(dev.name))
+            if job.endpoint is None:
+                job.fail_reason = f"no endpoint for this device in {endpoints_source}"
+            jobs.append(job)
+        keep: dict[str, dict[str, str]] = {}
+        tmp = None if run_base is not None else Path(tempfile.mkdtemp(prefix="fabriccfg-diff-"))
+        try:
+            opts_runner = runner or RunnerOptions()
+
+            def work(run_path: Path) -> Any:
+                opts = PushOptions(run_dir=run_path, run_tag="diff", differ=_differ(None), dry_run=True,
+                                   insecure_host_keys=insecure_host_keys, session_logs=run_base is not None)
+
+                def run_one(job: DeviceJob, watch: Watch, progress: Progress, index: int) -> DeviceResult:
+                    return fetch_device(job, opts, watch, progress, index, keep=keep)
+
+                return run_one
+
+            report = _run("diff", fabric, jobs, work, inventory="", run_base=run_base or tmp or "runs",
+                          dry_run=True, runner=opts_runner, display=display,
+                          options={"workers": opts_runner.workers, "timeout": opts_runner.timeout},
+                          run_dir=tmp)
+        finally:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+        out: dict[str, dict[str, str] | Exception] = {}
+        for d in report.devices:
+            out[d.name] = keep[d.name] if d.name in keep else ConnectionError(d.reason or "not read")
+        return out
+
+    return fetch

@@ -341,8 +341,11 @@ def _timer_hint(tx: Transaction, opts: PushOptions) -> str:
 
 
 def fetch_device(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Progress,
-                 index: int = 0) -> DeviceResult:
-    """Live diff: connect, fetch the running config, back it up into the run folder, diff; never raises."""
+                 index: int = 0, *, keep: dict[str, dict[str, str]] | None = None) -> DeviceResult:
+    """Live diff: connect, fetch the running config, back it up into the run folder, diff; never raises.
+
+    ``keep``: also store the raw running files there (by device name) for callers that diff themselves.
+    """
     result = DeviceResult(job.name, job.platform)
     t0 = time.monotonic()
     try:
@@ -362,6 +365,8 @@ def fetch_device(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Prog
             running = tx.fetch(conn, sorted(job.intended))
         finally:
             session.close()
+        if keep is not None:
+            keep[job.name] = running
         _write_backup(result, opts, running)
         diff = opts.differ(job.platform, dict(job.intended), running)
         _record_diff(result, diff)

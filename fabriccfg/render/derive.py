@@ -12,13 +12,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from fabriccfg.inventory.derive import effective_cable_m, pfc_headroom_bytes, switch_ports
 from fabriccfg.render.filters import cable
 
 if TYPE_CHECKING:
-    from fabriccfg.inventory.models import Device, Fabric, Link, Switch
+    from fabriccfg.inventory.models import Device, Fabric, Switch
 
 T = TypeVar("T")
 
@@ -31,8 +31,14 @@ _DIGITS = re.compile(r"(\d+)")
 
 
 @lru_cache(maxsize=4096)
-def _headroom(speed: int, length: float, mtu: int) -> int:
-    return pfc_headroom_bytes(speed, length, mtu)
+def headroom(speed_gbps: int, cable_m: float, mtu: int) -> int:
+    """:func:`fabriccfg.inventory.derive.pfc_headroom_bytes`, memoised (few distinct inputs per fabric)."""
+    return pfc_headroom_bytes(speed_gbps, cable_m, mtu)
+
+
+@lru_cache(maxsize=4096)
+def _cable(length_m: float) -> int:
+    return cable(length_m)
 
 
 @lru_cache(maxsize=64)
@@ -50,8 +56,7 @@ def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in _DIGITS.split(text) if p)
 
 
-@dataclass(frozen=True, slots=True)
-class PortFacts:
+class PortFacts(NamedTuple):
     """One cabled switch port with everything its config needs."""
 
     name: str
@@ -63,6 +68,16 @@ class PortFacts:
     headroom_bytes: int
     """PFC xoff headroom at the switch MTU (mlx5 formula, roce.md §7.3 item 1)."""
     pause_quanta: int
+
+
+class LinkEnd(NamedTuple):
+    """One end of a link seen from its device: the port, the far end, and the link's speed and length."""
+
+    port: str
+    peer_device: str
+    peer_port: str
+    speed_gbps: int
+    length_m: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +100,9 @@ class FabricFacts:
     fabric: Fabric
     _ports: dict[tuple[str, int], tuple[PortFacts, ...]] = field(default_factory=dict)
     _port_names: dict[str, dict[str, int]] = field(default_factory=dict)
-    _links: dict[tuple[int, int], tuple[int, float, int]] = field(default_factory=dict)
-    _link_base: dict[int, tuple[int, float]] = field(default_factory=dict)
-    _ends: dict[str, list[tuple[str, str, str, Link]]] | None = None
-    _memo: dict[str, Any] = field(default_factory=dict)
+    _ends: dict[str, list[LinkEnd]] | None = None
     _ib: IbFacts | None = None
+    _memo: dict[str, Any] = field(default_factory=dict)
 
     # ----------------------------------------------------------------- Ethernet
     def port_names(self, switch: Switch) -> dict[str, int]:
@@ -98,50 +111,52 @@ class FabricFacts:
             got = self._port_names[switch.name] = switch_ports(switch)
         return got
 
-    def _end_speed(self, device: Device, port: str) -> int:
-        fab = self.fabric.fabric
-        if device.kind == "switch":
+    def _end_speed(self, device: Device | None, port: str) -> int | None:
+        """Speed of one link end from the device's settings (``inventory.derive.port_speed`` rules)."""
+        if device is None:
+            return None
+        default = self.fabric.fabric.link_speed
+        kind = device.kind
+        if kind == "switch":
             sw: Switch = device  # type: ignore[assignment]
-            lane = self.port_names(sw).get(port, 0)
-            return lane or sw.port_speed or fab.link_speed
-        if device.kind == "host":
+            return self.port_names(sw).get(port, 0) or sw.port_speed or default
+        if kind == "host":
             for nic in device.nics:  # type: ignore[union-attr]
                 if port in (nic.name, nic.netdev):
-                    return nic.speed or fab.link_speed
-        return fab.link_speed
-
-    def link_speed(self, link: Link) -> int:
-        """The link's own speed, else the slower end's (same rule as ``inventory.derive.link_speed``)."""
-        if link.speed:
-            return link.speed
-        devices = self.fabric.devices
-        speeds = [self._end_speed(dev, port) for dev_name, port in link.ends
-                  if (dev := devices.get(dev_name)) is not None]
-        return min(speeds) if speeds else self.fabric.fabric.link_speed
+                    return nic.speed or default
+        return default
 
     @property
-    def link_ends(self) -> dict[str, list[tuple[str, str, str, Link]]]:
-        """device -> [(port, peer device, peer port, link)], built in one pass over the links."""
+    def link_ends(self) -> dict[str, list[LinkEnd]]:
+        """device -> its link ends, each with the link's speed (own, else the slower end's) and length.
+
+        One pass over the links, so a 16k-GPU fabric pays for it once, not once per device.
+        """
         if self._ends is None:
-            ends: dict[str, list[tuple[str, str, str, Link]]] = {}
+            devices = self.fabric.devices
+            default = self.fabric.fabric.link_speed
+            ends: dict[str, list[LinkEnd]] = {}
             for link in self.fabric.links:
-                (a_dev, a_port), (b_dev, b_port) = link.ends
-                ends.setdefault(a_dev, []).append((a_port, b_dev, b_port, link))
-                ends.setdefault(b_dev, []).append((b_port, a_dev, a_port, link))
+                a_dev, _, a_port = link.a.partition(":")
+                b_dev, _, b_port = link.b.partition(":")
+                speed = link.speed
+                if not speed:
+                    known = [s for s in (self._end_speed(devices.get(a_dev), a_port),
+                                         self._end_speed(devices.get(b_dev), b_port)) if s is not None]
+                    speed = min(known) if known else default
+                length = effective_cable_m(link)
+                ends.setdefault(a_dev, []).append(LinkEnd(a_port, b_dev, b_port, speed, length))
+                if b_dev != a_dev or b_port != a_port:
+                    ends.setdefault(b_dev, []).append(LinkEnd(b_port, a_dev, a_port, speed, length))
             self._ends = ends
         return self._ends
 
-    def link_facts(self, link: Link, mtu: int) -> tuple[int, float, int]:
-        """(speed, cable length, headroom at ``mtu``) of a link, computed once per link and MTU."""
-        key = (id(link), mtu)  # the fabric keeps its links alive, so ids are stable
-        got = self._links.get(key)
-        if got is None:
-            base = self._link_base.get(id(link))
-            if base is None:
-                base = self._link_base[id(link)] = (self.link_speed(link), effective_cable_m(link))
-            speed, length = base
-            got = self._links[key] = (speed, length, _headroom(speed, length, mtu))
-        return got
+    def device_ends(self, device: str) -> dict[str, LinkEnd]:
+        """The device's link ends by its port name (first link wins, as in ``Fabric.link_by_end``)."""
+        out: dict[str, LinkEnd] = {}
+        for end in self.link_ends.get(device, ()):
+            out.setdefault(end.port, end)
+        return out
 
     def switch_ports(self, switch: Switch, mtu: int) -> tuple[PortFacts, ...]:
         """The switch's cabled ports in device order, each with speed, cable and headroom."""
@@ -150,12 +165,10 @@ class FabricFacts:
         if got is not None:
             return got
         out: dict[str, PortFacts] = {}
-        for port, peer_dev, peer_port, link in self.link_ends.get(switch.name, ()):
-            if port in out:
-                continue
-            speed, length, headroom = self.link_facts(link, mtu)
-            out[port] = PortFacts(port, f"{peer_dev}:{peer_port}", speed, cable(length), headroom,
-                                  pause_quanta(speed))
+        for port, peer_dev, peer_port, speed, length in self.link_ends.get(switch.name, ()):
+            if port not in out:
+                out[port] = PortFacts(port, f"{peer_dev}:{peer_port}", speed, _cable(length),
+                                      headroom(speed, length, mtu), pause_quanta(speed))
         got = tuple(out[p] for p in sorted(out, key=natural_key))
         self._ports[key] = got
         return got

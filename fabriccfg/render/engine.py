@@ -84,12 +84,6 @@ def _render(env: jinja2.Environment, fabric: Fabric, device: Device) -> Rendered
         except jinja2.TemplateError as exc:
             where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
             raise RenderError(f"{device.name}: template {spec.files[name]}{where}: {exc}") from exc
-        post = spec.postprocess.get(name)
-        if post is not None:
-            try:
-                text = post(text)
-            except ValueError as exc:
-                raise RenderError(f"{device.name}: {name} ({spec.files[name]}) is malformed: {exc}") from exc
         files[name] = text
     if not files:
         return None

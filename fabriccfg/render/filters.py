@@ -7,7 +7,6 @@ boolean parser (ib.md §3: only the exact text ``TRUE`` is true).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -95,11 +94,6 @@ def tos(dscp: int, ecn: int = 2) -> int:
 def cable(length_m: float) -> int:
     """Cable length in whole metres, rounded up (headroom must cover the real cable)."""
     return max(1, math.ceil(float(length_m)))
-
-
-def canonical_json(text: str) -> str:
-    """Re-serialise a JSON document with sorted keys and 2-space indent (as ``sonic-cfggen`` prints)."""
-    return json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
 
 
 FILTERS: dict[str, Callable[..., Any]] = {

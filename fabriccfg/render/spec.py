@@ -48,5 +48,3 @@ class RenderSpec:
     """For ``files``-style platforms: where each file goes on the device (used by push)."""
     cli: CliDiffSpec | None = None
     """For ``cli``-style platforms: how the shared diff reads the running config."""
-    postprocess: Mapping[str, Callable[[str], str]] = field(default_factory=dict)
-    """Output file name -> text transform after rendering (e.g. canonical JSON for CONFIG_DB)."""

@@ -55,14 +55,15 @@ def encode_oid(oid: Iterable[int]) -> bytes:
         raise ValueError(f"OID needs at least two arcs: {parts}")
     out = bytearray()
     first = parts[0] * 40 + parts[1]
-    for sub in (first, *parts[2:]):
-        if sub < 0x80:
-            out.append(sub)
+    for arc in (first, *parts[2:]):
+        if arc < 0x80:
+            out.append(arc)
             continue
         chunk = []
-        while sub:
-            chunk.append(sub & 0x7F)
-            sub >>= 7
+        rest = arc
+        while rest:
+            chunk.append(rest & 0x7F)
+            rest >>= 7
         chunk.reverse()
         out.extend(c | 0x80 for c in chunk[:-1])
         out.append(chunk[-1])

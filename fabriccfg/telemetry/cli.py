@@ -8,6 +8,7 @@ error on that device in the snapshot, never an exception.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import re
@@ -44,6 +45,7 @@ class CliResult:
     finished: float = 0.0
     ok: set[str] = field(default_factory=set)
     """Names of the commands that ran and parsed."""
+    by_command: dict[str, list[Sample]] = field(default_factory=dict)
 
 
 Connect = Callable[..., Any]
@@ -95,28 +97,29 @@ def run_job(job: CliJob, *, timeout: float, insecure_host_keys: bool = False,
             else:
                 res.ok.add(cmd.name)
             res.samples.extend(samples)
+            res.by_command.setdefault(cmd.name, []).extend(samples)
             if cmd.followups is not None:
                 queue.extend((extra, dataclasses.replace(cmd, followups=None), ctx)
                              for extra in cmd.followups(res.samples, ctx))
     finally:
-        try:
+        with contextlib.suppress(Exception):  # closing a broken session must not hide the results
             conn.disconnect()
-        except Exception:  # noqa: S110 - closing a broken session must not hide the results
-            pass
     res.finished = time.time()
     return res
 
 
-def run_jobs(jobs: Sequence[CliJob], *, timeout: float = 30.0, workers: int = 8, insecure_host_keys: bool = False,
-             connect: Connect | None = None, executor: ThreadPoolExecutor | None = None) -> list[CliResult]:
+def run_jobs(jobs: Sequence[CliJob], *, timeout: float = 30.0, workers: int = 8,
+             insecure_host_keys: bool = False, connect: Connect | None = None,
+             executor: ThreadPoolExecutor | None = None) -> list[CliResult]:
     """Run ``jobs`` on ``workers`` threads; results in job order."""
     if not jobs:
         return []
     own = executor is None
-    pool = executor or ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs))), thread_name_prefix="cli")
+    pool = executor or ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs))),
+                                          thread_name_prefix="cli")
     try:
-        futures = [pool.submit(run_job, j, timeout=timeout, insecure_host_keys=insecure_host_keys, connect=connect)
-                   for j in jobs]
+        futures = [pool.submit(run_job, j, timeout=timeout, insecure_host_keys=insecure_host_keys,
+                               connect=connect) for j in jobs]
         return [f.result() for f in futures]
     finally:
         if own:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import itertools
 import threading
 import time
 from collections.abc import Iterable
@@ -26,7 +27,7 @@ from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry import tables
 from fabriccfg.telemetry.cli import CliJob, CliResult, Connect, run_job
 from fabriccfg.telemetry.model import METRICS, Kind, Sample, Snapshot
-from fabriccfg.telemetry.oids import IF_NAME
+from fabriccfg.telemetry.oids import IF_NAME, Oid
 from fabriccfg.telemetry.parsers._common import IbContext, ib_kind
 from fabriccfg.telemetry.snmp import SnmpConfigError, SnmpPoller, SnmpTarget, WalkResult
 from fabriccfg.telemetry.spec import CliCommand, CliContext, SnmpTable, TelemetrySpec
@@ -118,6 +119,10 @@ def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 
     wanted = set(devices) if devices is not None else None
     tech = fabric.fabric.technology
     ib = ib or ib_context(fabric)
+    roce_prio = fabric.roce.roce_priority if fabric.roce is not None else 3
+    cabled: dict[str, list[str]] = {}
+    for dev_name, port_name in fabric.neighbours:
+        cabled.setdefault(dev_name, []).append(port_name)
     fabric_cmds_done: set[str] = set()
     # SM hosts by intended priority, so fabric-wide tools run on the preferred one
     sm_prio = {sm.device: sm.priority for sm in (fabric.ib.subnet_managers if fabric.ib else [])}
@@ -137,7 +142,8 @@ def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 
         snmp_ok = False
         if spec.snmp and ep.snmp is not None and ep.snmp_port:
             try:
-                out.snmp.append((SnmpTarget.from_endpoint(ep, timeout=snmp_timeout, retries=retries), spec.snmp))
+                target = SnmpTarget.from_endpoint(ep, timeout=snmp_timeout, retries=retries)
+                out.snmp.append((target, spec.snmp))
                 snmp_ok = True
             except SnmpConfigError as exc:
                 out.errors.setdefault(dev.name, []).append(str(exc))
@@ -151,22 +157,46 @@ def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 
                 if cmd.name in fabric_cmds_done:
                     continue
                 fabric_cmds_done.add(cmd.name)
-                commands.append((cmd.command, cmd, CliContext(dev.name, None, ib)))
+                commands.append((cmd.command, cmd, CliContext(dev.name, None, ib, roce_prio)))
+            elif cmd.per == "port":
+                for port in _port_order(dev, cabled.get(dev.name, [])):
+                    commands.append((cmd.command.format(port=port), cmd,
+                                     CliContext(dev.name, port, ib, roce_prio)))
             elif cmd.per in ("nic", "first-nic"):
                 nics = list(dev.nics) if isinstance(dev, Host) else []
                 if cmd.per == "first-nic":
                     nics = nics[:1]
                 for nic in nics:
                     line = cmd.command.format(netdev=nic.netdev or nic.name, nic=nic.name)
-                    commands.append((line, cmd, CliContext(dev.name, nic.name, ib)))
+                    commands.append((line, cmd, CliContext(dev.name, nic.name, ib, roce_prio)))
                 if isinstance(dev, ManagementHost) and cmd.per == "first-nic":
                     commands.append((cmd.command.format(netdev=dev.hca, nic=dev.hca), cmd,
-                                     CliContext(dev.name, dev.hca, ib)))
+                                     CliContext(dev.name, dev.hca, ib, roce_prio)))
             else:
-                commands.append((cmd.command, cmd, CliContext(dev.name, None, ib)))
+                commands.append((cmd.command, cmd, CliContext(dev.name, None, ib, roce_prio)))
         if commands:
             out.cli.append(CliJob(ep, commands))
     return out
+
+
+def _port_order(dev: object, ports: list[str]) -> list[str]:
+    """Cabled ports in front-panel order (falls back to name order)."""
+    if isinstance(dev, Switch):
+        order = {name: i for i, name in enumerate(platforms.info(dev.platform).port_names(dev))}
+        return sorted(ports, key=lambda p: (order.get(p, len(order)), p))
+    return sorted(ports)
+
+
+def walk_groups(tabs: tuple[SnmpTable, ...]) -> list[list[Oid]]:
+    """One GETBULK loop per table (ifName rides with the first), walked concurrently per device."""
+    groups: list[list[Oid]] = [[IF_NAME]]
+    for i, t in enumerate(tabs):
+        cols = [c.oid for c in t.columns]
+        if i == 0:
+            groups[0].extend(cols)
+        else:
+            groups.append(cols)
+    return groups
 
 
 def snmp_samples(device: str, result: WalkResult, tabs: tuple[SnmpTable, ...]) -> list[Sample]:
@@ -178,16 +208,20 @@ def snmp_samples(device: str, result: WalkResult, tabs: tuple[SnmpTable, ...]) -
     return out
 
 
-def zero_fill_ib(samples: list[Sample]) -> list[Sample]:
+def zero_fill_ib(errors: list[Sample], topology: list[Sample]) -> list[Sample]:
     """Zero samples for IB error counters ``ibqueryerrors`` left out (it prints only non-zero ones)
-    on every IB port ibnetdiscover saw, so a counter's first increment already has a rate."""
-    have = {(s.device, s.port, s.metric) for s in samples if s.metric in IB_ERROR_COUNTERS}
-    ports = {(s.device, s.port) for s in samples if s.metric == "ib_link" and s.port is not None}
+    on every IB port ibnetdiscover saw, so a counter's first increment already has a rate.
+    ``errors``: the ibqueryerrors samples; ``topology``: the ibnetdiscover samples."""
+    errs = [s for s in errors if s.metric in IB_ERROR_COUNTERS]
+    have = {(s.device, s.port, s.metric) for s in errs}
+    # the SM host's tool reads 64-bit PortCountersExtended when any value came with a human suffix
+    wide = any(s.kind == "sat64" for s in errs)
+    ports = {(s.device, s.port) for s in topology if s.metric == "ib_link" and s.port is not None}
     out: list[Sample] = []
     for dev, port in sorted(ports, key=lambda p: (p[0], p[1] or "")):
         for name in IB_ERROR_COUNTERS:
             if (dev, port, name) not in have:
-                kind: Kind = ib_kind(name, False)
+                kind: Kind = ib_kind(name, wide)
                 out.append(Sample(dev, port, name, (), 0, kind))
     return out
 
@@ -233,9 +267,9 @@ class Collector:
         self._poller.open()
 
         async def one(target: SnmpTarget, tabs: tuple[SnmpTable, ...]) -> WalkResult:
-            cols = [IF_NAME, *(c.oid for t in tabs for c in t.columns)]
             try:
-                return await asyncio.wait_for(self._poller.walk(target, cols), self.timeout)
+                walk = self._poller.walk_groups(target, walk_groups(tabs))
+                return await asyncio.wait_for(walk, self.timeout)
             except TimeoutError:
                 now = time.time()
                 return WalkResult(target.name, {}, error=f"no complete SNMP walk within {self.timeout:g} s",
@@ -246,7 +280,8 @@ class Collector:
     def collect(self, fabric: Fabric, targets: dict[str, Endpoint], *,
                 devices: Iterable[str] | None = None) -> Snapshot:
         ib = self._ib_context(fabric)
-        p = plan(fabric, targets, snmp_timeout=self.snmp_timeout, retries=self.retries, devices=devices, ib=ib)
+        p = plan(fabric, targets, snmp_timeout=self.snmp_timeout, retries=self.retries, devices=devices,
+                 ib=ib)
         snap = Snapshot(ts=time.time())
         for dev, msgs in p.errors.items():
             for m in msgs:
@@ -267,17 +302,25 @@ class Collector:
                 if res.uptime is not None:
                     snap.uptime[dev] = res.uptime
                 snap.device_ts[dev] = (res.started + res.finished) / 2 if res.finished else res.started
+        # One sample per key. Precedence: SNMP, then what a device says about itself over SSH, then
+        # fabric-wide tools run elsewhere (ibqueryerrors on the SM host), then zero-fill.
+        seen = {s.key for s in snap}
+        local: list[Sample] = []
+        remote: list[Sample] = []
         fill: list[Sample] = []
         for fut in futures:
             cres = fut.result()
             for m in cres.errors:
                 snap.error(cres.device, m)
             for s in cres.samples:
-                snap.add(s)
+                (local if s.device == cres.device else remote).append(s)
                 snap.device_ts.setdefault(s.device, cres.finished)
             if {"ibqueryerrors", "ibnetdiscover"} <= cres.ok:
-                fill.extend(zero_fill_ib(cres.samples))
-        snap.extend(fill)
+                fill.extend(zero_fill_ib(cres.by_command["ibqueryerrors"], cres.by_command["ibnetdiscover"]))
+        for s in itertools.chain(local, remote, fill):
+            if s.key not in seen:
+                seen.add(s.key)
+                snap.add(s)
         return snap
 
 
@@ -299,7 +342,8 @@ def _default_collector(**kwargs: Any) -> Collector:
 
 def collect(fabric: Fabric, targets: dict[str, Endpoint], *, timeout: float = 30.0, snmp_timeout: float = 1.0,
             retries: int = 2, workers: int = 8, insecure_host_keys: bool = False,
-            devices: Iterable[str] | None = None, collector: Collector | None = None, **options: Any) -> Snapshot:
+            devices: Iterable[str] | None = None, collector: Collector | None = None,
+            **options: Any) -> Snapshot:
     """One round of telemetry for the devices of ``fabric`` that have an endpoint in ``targets``.
 
     ``timeout``: per device (whole SNMP walk, each CLI command); ``snmp_timeout``/``retries``: per SNMP

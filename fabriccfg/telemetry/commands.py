@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from fabriccfg.telemetry.model import Sample
-from fabriccfg.telemetry.parsers import ethtool, ibnetdiscover, ibqueryerrors, perfquery, sminfo, systemctl
+from fabriccfg.telemetry.parsers import (
+    eos,
+    ethtool,
+    ibnetdiscover,
+    ibqueryerrors,
+    nvue,
+    nxos,
+    perfquery,
+    sminfo,
+    sonic,
+    systemctl,
+)
 from fabriccfg.telemetry.spec import CliCommand, CliContext
 
 
@@ -54,5 +65,41 @@ def services(*units: str) -> tuple[CliCommand, ...]:
 IBNETDISCOVER = CliCommand("ibnetdiscover", "ibnetdiscover", _ibnetdiscover, per="fabric")
 IBQUERYERRORS = CliCommand("ibqueryerrors", "ibqueryerrors", _ibqueryerrors, per="fabric")
 SMINFO = CliCommand("sminfo", "sminfo", _sminfo, followups=_sm_lids)
-PERFQUERY_LOCAL = CliCommand("perfquery", "perfquery -x", _perfquery, per="first-nic", technology="infiniband")
+PERFQUERY_LOCAL = CliCommand("perfquery", "perfquery -x", _perfquery, per="first-nic",
+                             technology="infiniband")
 ETHTOOL = CliCommand("ethtool", "ethtool -S {netdev}", _ethtool, per="nic", technology="roce")
+
+
+# --- switch show commands (ECN marks, per-priority PFC, PFC watchdog: what SNMP lacks) --------------
+def _cmd(name: str, command: str, fn: object, per: str = "device") -> CliCommand:
+    if per == "port":
+        def parse(text: str, ctx: CliContext) -> list[Sample]:
+            return fn(ctx.device, ctx.port, text)  # type: ignore[operator,no-any-return]
+    else:
+        def parse(text: str, ctx: CliContext) -> list[Sample]:
+            return fn(ctx.device, text)  # type: ignore[operator,no-any-return]
+    return CliCommand(name, command, parse, per=per)  # type: ignore[arg-type]
+
+
+def _nvue_roce(text: str, ctx: CliContext) -> list[Sample]:
+    return nvue.roce_samples(ctx.device, ctx.port, text, ctx.roce_prio)
+
+
+EOS_SHOW = (
+    _cmd("eos-ecn", "show interfaces counters ecn", eos.ecn_samples),
+    _cmd("eos-pfc", "show priority-flow-control counters", eos.pfc_samples),
+    _cmd("eos-pfcwd", "show priority-flow-control counters watchdog", eos.watchdog_samples),
+)
+SONIC_SHOW = (
+    _cmd("sonic-wred", "show queue wredcounters", sonic.ecn_samples),
+    _cmd("sonic-queue", "show queue counters", sonic.queue_samples),
+    _cmd("sonic-pfcwd", "show pfcwd stats", sonic.pfcwd_samples),
+)
+NVUE_SHOW = (
+    CliCommand("nvue-roce", "nv show interface {port} qos roce counters", _nvue_roce, per="port"),
+    _cmd("nvue-pfcwd", "nv show interface {port} qos pfc-watchdog", nvue.watchdog_samples, per="port"),
+)
+NXOS_SHOW = (
+    _cmd("nxos-queuing", "show queuing interface {port}", nxos.queuing_samples, per="port"),
+    _cmd("nxos-pfcwd", "show queuing pfc-queue interface {port} detail", nxos.pfc_queue_samples, per="port"),
+)

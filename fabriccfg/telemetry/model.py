@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 Kind = Literal["counter32", "counter64", "sat4", "sat8", "sat16", "sat32", "sat64", "gauge", "state", "info"]
-COUNTER_KINDS: frozenset[str] = frozenset({"counter32", "counter64", "sat4", "sat8", "sat16", "sat32", "sat64"})
+COUNTER_KINDS: frozenset[str] = frozenset(
+    {"counter32", "counter64", "sat4", "sat8", "sat16", "sat32", "sat64"})
 SATURATING_BITS: dict[str, int] = {"sat4": 4, "sat8": 8, "sat16": 16, "sat32": 32, "sat64": 64}
 WRAP_BITS: dict[str, int] = {"counter32": 32, "counter64": 64}
 
@@ -186,13 +187,14 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "if_in_errors": ("counter32", "packets", "ifInErrors"),
     "if_out_discards": ("counter32", "packets", "ifOutDiscards"),
     "if_out_errors": ("counter32", "packets", "ifOutErrors"),
-    "oper_status": ("state", "", "ifOperStatus: up, down, testing, unknown, dormant, notPresent, lowerLayerDown"),
+    "oper_status": ("state", "", "ifOperStatus: up, down, testing, unknown, dormant, notPresent, "
+                                 "lowerLayerDown"),
     "admin_status": ("state", "", "ifAdminStatus: up, down, testing"),
     "speed_mbps": ("gauge", "Mb/s", "ifHighSpeed"),
     "if_alias": ("info", "", "ifAlias (port description)"),
     # PFC (IEEE8021-PFC-MIB totals; vendor per-priority tables; CLI)
     "pfc_requests": ("counter32", "frames", "ieee8021PfcRequests: PFC frames sent (all priorities)"),
-    "pfc_indications": ("counter32", "frames", "ieee8021PfcIndications: PFC frames received (all priorities)"),
+    "pfc_indications": ("counter32", "frames", "ieee8021PfcIndications: PFC frames received (all prios)"),
     "pfc_rx_pause": ("counter64", "frames", "PFC pause frames received, label prio"),
     "pfc_tx_pause": ("counter64", "frames", "PFC pause frames sent, label prio"),
     "pfc_rx_pause_duration": ("counter64", "us", "time paused by received PFC, label prio"),
@@ -222,7 +224,8 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "PortRcvData": ("sat64", "octets/4", "data octets received divided by 4"),
     "PortXmitPkts": ("sat64", "packets", ""),
     "PortRcvPkts": ("sat64", "packets", ""),
-    "PortXmitWait": ("sat64", "ticks", "ticks with data to send but no credits/arbitration (8 B each on Quantum)"),
+    "PortXmitWait": ("sat64", "ticks", "ticks with data to send but no credits/arbitration "
+                                        "(8 B each on Quantum)"),
     "SymbolErrorCounter": ("sat16", "errors", ""),
     "LinkErrorRecoveryCounter": ("sat8", "events", ""),
     "LinkDownedCounter": ("sat8", "events", ""),
@@ -242,7 +245,8 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "lldp_neighbor": ("info", "", "value: remote system name; labels remote_port, remote_chassis"),
     "ib_link": ("info", "", "ibnetdiscover link; labels local_guid, local_desc, local_port, remote_guid, "
                             "remote_desc, remote_port, remote_type, width, speed; value 'width speed'"),
-    "ib_node": ("info", "", "ibnetdiscover node; labels guid, type (switch|ca), ports; value: node description"),
+    "ib_node": ("info", "", "ibnetdiscover node; labels guid, type (switch|ca), ports, lid; value: node "
+                            "description"),
     "sm_state": ("state", "", "subnet manager state (master, standby, discovering, notactive); labels guid, "
                               "lid, priority, activity"),
     "service_state": ("state", "", "systemd unit state (active, inactive, failed); label service"),

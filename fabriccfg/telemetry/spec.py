@@ -29,6 +29,8 @@ class CliContext:
     device: str
     port: str | None = None
     ib: IbContext = field(default_factory=IbContext)
+    roce_prio: int = 3
+    """The fabric's RoCE (lossless) priority = traffic class, for per-class outputs that do not say it."""
 
 
 Parser = Callable[[str, CliContext], list[Sample]]
@@ -66,8 +68,9 @@ class CliCommand:
     name: str
     command: str
     parser: Parser
-    per: Literal["device", "nic", "first-nic", "fabric"] = "device"
-    """``fabric``: a fabric-wide tool (ibnetdiscover, ibqueryerrors) run on one device only."""
+    per: Literal["device", "port", "nic", "first-nic", "fabric"] = "device"
+    """``fabric``: a fabric-wide tool (ibnetdiscover, ibqueryerrors) run on one device only;
+    ``port``: once per cabled port (``{port}`` filled in)."""
     technology: str | None = None
     followups: Callable[[list[Sample], CliContext], list[str]] | None = None
     """More command lines (parsed by the same parser) derived from this job's samples so far,

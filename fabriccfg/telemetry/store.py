@@ -9,6 +9,7 @@ older than ``keep_seconds``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -65,10 +66,8 @@ class SampleStore:
             """
         )
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        try:
+        with contextlib.suppress(OSError):
             self.path.chmod(0o600)
-        except OSError:
-            pass
 
     def __enter__(self) -> SampleStore:
         return self
@@ -149,7 +148,8 @@ class SampleStore:
         row = self._db.execute("SELECT COUNT(*) FROM snapshots WHERE scope = ?", (scope,)).fetchone()
         return int(row[0])
 
-    def save_and_rate(self, snap: Snapshot, scope: str = "default") -> tuple[Snapshot | None, dict[SampleKey, Rate]]:
+    def save_and_rate(self, snap: Snapshot,
+                      scope: str = "default") -> tuple[Snapshot | None, dict[SampleKey, Rate]]:
         """Rates of ``snap`` against the previous stored snapshot, then store ``snap``."""
         prev = self.latest(scope, before=snap.ts)
         rates = compute_rates(prev, snap)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fabriccfg.telemetry import oids
-from fabriccfg.telemetry.model import Sample
+from fabriccfg.telemetry.model import LabelSet, Sample
 from fabriccfg.telemetry.snmp import Row, index_of
 from fabriccfg.telemetry.spec import PortOf, SnmpColumn, SnmpTable
 
@@ -53,7 +53,8 @@ MLNX_IF_VPI = SnmpTable("mellanox-if-vpi", (
     C("PortXmitWait", oids.MLNX_PORT_XMIT_WAIT, "counter64"),
     C("SymbolErrorCounter", oids.MLNX_SYMBOL_ERROR_COUNTER, "counter64"),
 ))
-def _lldp_samples(device: str, port_of: PortOf, rows: dict[str, dict[tuple[int, ...], int | bytes | None]]) -> list[Sample]:
+def _lldp_samples(device: str, port_of: PortOf,
+                  rows: dict[str, dict[tuple[int, ...], int | bytes | None]]) -> list[Sample]:
     """lldpRemTable (index timeMark.localPortNum.remIndex) -> ``lldp_neighbor`` info samples.
     The local port number is mapped like an ifIndex (true on the platforms we poll)."""
     out: list[Sample] = []
@@ -66,7 +67,8 @@ def _lldp_samples(device: str, port_of: PortOf, rows: dict[str, dict[tuple[int, 
         pdesc = rows.get("port_desc", {}).get(idx)
         chassis = rows.get("chassis_id", {}).get(idx)
         out.append(Sample(device, port_of(local) or str(local), "lldp_neighbor", tuple(sorted((
-            ("remote_port", _text(pid)), ("remote_port_desc", _text(pdesc)), ("remote_chassis", _text(chassis)),
+            ("remote_port", _text(pid)), ("remote_port_desc", _text(pdesc)),
+            ("remote_chassis", _text(chassis)),
         ))), _text(sysname), "info"))
     return out
 
@@ -110,44 +112,62 @@ def to_samples(device: str, table: SnmpTable, columns: dict[tuple[int, ...], lis
         by_metric = {c.metric: {index_of(s): v for s, v in columns.get(c.oid, [])} for c in table.columns}
         return table.to_samples(device, port_of, by_metric)
     out: list[Sample] = []
+    append = out.append
     names = table.index
     width = len(names)
     label_pos = [(i, n) for i, n in enumerate(names) if n != "ifIndex" and not n.startswith("_")]
     drop_pos = [i for i, n in enumerate(names) if n.startswith("_")]
     port_pos = names.index("ifIndex") if "ifIndex" in names else None
     filters = table.index_filter
+    # The columns of a table share their index suffixes: map each suffix to (port, labels, rank) once.
+    keys: dict[bytes, tuple[str | None, LabelSet, tuple[int, ...]] | None] = {}
+
+    def key_of(suffix: bytes) -> tuple[str | None, LabelSet, tuple[int, ...]] | None:
+        idx = index_of(suffix)
+        if len(idx) != width or (filters and any(idx[p] not in ok for p, ok in filters.items())):
+            return None
+        port = None
+        if port_pos is not None:
+            port = port_of(idx[port_pos]) or str(idx[port_pos])
+        if not label_pos:
+            lbls: LabelSet = ()
+        elif len(label_pos) == 1:
+            lbls = ((label_pos[0][1], str(idx[label_pos[0][0]])),)
+        else:
+            lbls = tuple(sorted((n, str(idx[i])) for i, n in label_pos))
+        return port, lbls, tuple(idx[i] for i in drop_pos)
+
     for col in table.columns:
         rows = columns.get(col.oid, ())
+        metric, kind, states = col.metric, col.kind, col.states or {}
         # Dropped index components (Arista's packet type) can collapse rows onto one key: the row with
         # the highest dropped component wins (packet type 2 = mixed = unicast + multicast), so nothing
         # is counted twice.
-        chosen: dict[tuple[str | None, tuple[tuple[str, str], ...]], tuple[tuple[int, ...], int | str]] = {}
+        chosen: dict[tuple[str | None, LabelSet], tuple[tuple[int, ...], int | str]] = {}
         for suffix, value in rows:
-            idx = index_of(suffix)
-            if len(idx) != width:
+            if suffix in keys:
+                k = keys[suffix]
+            else:
+                k = keys[suffix] = key_of(suffix)
+            if k is None:
                 continue
-            if filters and any(idx[p] not in ok for p, ok in filters.items()):
-                continue
-            port = port_of(idx[port_pos]) if port_pos is not None else None
-            if port_pos is not None and port is None:
-                port = str(idx[port_pos])
-            lbls = tuple(sorted((n, str(idx[i])) for i, n in label_pos)) if label_pos else ()
-            kind = col.kind
+            port, lbls, rank = k
             if kind == "state":
                 if not isinstance(value, int):
                     continue
-                v: int | str = (col.states or {}).get(value, str(value))
+                v: int | str = states.get(value, str(value))
             elif kind == "info":
                 v = _text(value)
             else:
                 if not isinstance(value, int):
                     continue
                 v = value
-            rank = tuple(idx[i] for i in drop_pos)
-            key = (port, lbls)
-            prev = chosen.get(key)
-            if prev is None or rank >= prev[0]:
-                chosen[key] = (rank, v)
-        for (port, lbls), (_rank, v) in chosen.items():
-            out.append(Sample(device, port, col.metric, lbls, v, col.kind))
+            if drop_pos:
+                prev = chosen.get((port, lbls))
+                if prev is None or rank >= prev[0]:
+                    chosen[(port, lbls)] = (rank, v)
+            else:
+                append(Sample(device, port, metric, lbls, v, kind))
+        for (cport, clbls), (_rank, cv) in chosen.items():
+            append(Sample(device, cport, metric, clbls, cv, kind))
     return out

@@ -6,9 +6,6 @@ the id, severity and hint, so users can disable or re-word them like any other c
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from fabriccfg import platforms
 from fabriccfg.inventory.models import Host, ManagementHost, Switch
 from fabriccfg.telemetry.model import Sample
@@ -324,37 +321,43 @@ def sharp_health(check: Check, ctx: Context) -> list[Finding] | CheckResult:
 
 
 # --------------------------------------------------------------------------- configuration drift
-def _render_diff() -> Any | None:
-    try:
-        return importlib.import_module("fabriccfg.render.diff")
-    except ImportError:
-        return None
-
-
 @analyzer("config_drift")
 def config_drift(check: Check, ctx: Context) -> list[Finding] | CheckResult:
-    """Running configs vs the rendered intent, through :mod:`fabriccfg.render.diff` when both exist."""
+    """Running configs (``--running DIR/<device>/<file>``) vs the rendered intent, with the same diff as
+    ``fabriccfg diff`` and push (:func:`fabriccfg.render.diff.diff_device`)."""
     running = ctx.running_configs
     if not running:
         return CheckResult(check.id, "unknown",
                            message="no running configs available "
-                                   "(pass --running DIR, e.g. a push run's backups)")
-    diff_mod = _render_diff()
-    drift = getattr(diff_mod, "drift", None) if diff_mod is not None else None
-    if drift is None:
-        return CheckResult(check.id, "unknown", message="fabriccfg.render.diff.drift is not available")
+                                   "(pass --running DIR/<device>/<file>, e.g. a push run's backups)")
+    try:
+        from fabriccfg.render.diff import diff_device
+        from fabriccfg.render.engine import render_device
+    except ImportError as exc:
+        return CheckResult(check.id, "unknown", message=f"config diff not available: {exc}")
     out: list[Finding] = []
+    compared = 0
     for device, files in sorted(running.items()):
+        dev = ctx.fabric.devices.get(device)
+        if dev is None:
+            continue
         try:
-            changes = drift(ctx.fabric, device, files)
+            intended = render_device(ctx.fabric, device).files
+            if not intended:
+                continue
+            d = diff_device(dev.platform, intended, {k: v for k, v in files.items() if k in intended})
         except Exception as exc:  # one device's odd config must not stop the others
             out.append(Finding(check.id, "unknown", device, None, message=f"cannot diff: {exc}"[:300],
                                hint=check.hint))
             continue
-        n = len(changes) if changes else 0
-        if n:
-            out.append(Finding(check.id, check.severity, device, None, value=n, threshold="== 0 lines",
-                               hint=check.hint,
-                               message=f"{device}: {n} line(s) differ from the rendered intent",
-                               details={"diff": [str(c) for c in list(changes)[:20]]}))
+        compared += 1
+        if not d.changed:
+            continue
+        n = len(d.commands) or len(d.patch) or len(d.files) or 1
+        what = "command(s)" if d.commands else "patch operation(s)" if d.patch else "file(s)"
+        out.append(Finding(check.id, check.severity, device, None, value=n, threshold="== 0", hint=check.hint,
+                           message=f"{device}: {n} {what} of the intent missing from the running config",
+                           details={"diff": d.text.splitlines()[:40]}))
+    if not compared and not out:
+        return CheckResult(check.id, "unknown", message="no running config matched a rendered device")
     return out

@@ -24,7 +24,7 @@ def _pick_host(fabric: Any) -> str | None:
 def step_pause_storm(demo: Any) -> None:
     """inject pause-storm:<host> -> verify -> show the storm, its origin and its path."""
     from fabriccfg.targets import load_endpoints
-    from fabriccfg.verify import output, runner
+    from fabriccfg.verify import runner
     from fabriccfg.verify.engine import load_checks
 
     fabric = demo.fabrics.get(LAB)
@@ -40,6 +40,7 @@ def step_pause_storm(demo: Any) -> None:
         mock = demo.mocks[LAB]
     targets = load_endpoints(demo.endpoints[LAB])
     checks = [c for c in load_checks() if c.id != "config-drift"]
+    units = {c.id: c.unit for c in checks}
 
     demo.header(f"{LAB}: inject pause-storm:{host}, then fabriccfg verify "
                 f"--samples {SAMPLES} --interval {INTERVAL_S:g}s")
@@ -54,9 +55,16 @@ def step_pause_storm(demo: Any) -> None:
         if callable(clear):
             clear()
     wall = time.monotonic() - t
-    text = output.to_table(report, color=demo.console.is_terminal, width=max(100, demo.console.width))
-    for line in text.rstrip("\n").splitlines():
-        demo.console.print(line, highlight=False, markup=False)
+    for f in report.findings:
+        style = {"critical": "bold red", "warning": "yellow"}.get(f.severity, "magenta")
+        unit = units.get(f.check, "")
+        if isinstance(f.value, float) and unit.startswith("of the"):
+            value = f"{f.value:.0%}"
+        else:
+            value = f"{f.value:.3g}" if isinstance(f.value, float) else str(f.value)
+        what = f"origin of a storm over {len(f.details.get('affected', []))} port(s)" if f.origin else \
+            f"{value} {unit}".rstrip()
+        demo.say(f"  [{style}]{f.severity.upper():<8}[/] {f.check:<18} {f.where:<22} {what}")
     demo.say(f"verify: {report.status.upper()} (exit {report.exit_code}) in {wall:.1f}s wall "
              f"({len(targets)} devices, {report.points} rate points)")
     origins = [f for f in report.findings if f.check == "pfc-storm-origin"]

@@ -36,7 +36,7 @@ import yaml
 
 from fabriccfg import platforms
 from fabriccfg.inventory.models import Fabric, Host, Switch
-from fabriccfg.telemetry.model import Rate, Sample, SampleKey, Snapshot, compute_rates
+from fabriccfg.telemetry.model import COUNTER_KINDS, Rate, Sample, SampleKey, Snapshot, compute_rates
 from fabriccfg.verify import expr as ex
 
 Severity = Literal["ok", "warning", "critical", "unknown"]
@@ -64,6 +64,15 @@ def worst(severities: Iterable[str]) -> Severity:
         if RANK.get(s, 0) > RANK[out]:
             out = s  # type: ignore[assignment]
     return out
+
+
+def fmt_number(v: Any) -> str:
+    """Readable numbers for messages: 205109.7 -> '205,110', 0.29961 -> '0.2996'."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return str(v)
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 # --------------------------------------------------------------------------- findings and results
@@ -359,10 +368,12 @@ class Context:
     running_configs: dict[str, dict[str, str]] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     points: list[Point] = field(default_factory=list)
+    metrics: frozenset[str] | None = None
+    """Counters to compute rates for (None: all); see :func:`needed_metrics`."""
 
     def __post_init__(self) -> None:
         if not self.points:
-            self.points = build_points(self.snapshots)
+            self.points = build_points(self.snapshots, self.metrics)
 
     @property
     def latest(self) -> Snapshot:
@@ -414,10 +425,33 @@ class Context:
         return self.points[point].snapshot.select(metric) if self.points else []
 
 
-def build_points(snapshots: Sequence[Snapshot]) -> list[Point]:
+STORM_METRICS = frozenset({"pfc_rx_pause", "pfc_rx_pause_duration", "pfc_tx_pause"})
+
+
+def needed_metrics(checks: Sequence[Check]) -> frozenset[str]:
+    """Counters the checks read (plus what storm tracing reads): rates of the others are not computed."""
+    out: set[str] = set(STORM_METRICS)
+    for c in checks:
+        for e in (c.value, c.when, c.warn.expr if c.warn else None, c.crit.expr if c.crit else None):
+            if e is not None:
+                out |= e.metrics
+    return frozenset(out)
+
+
+def _only(snap: Snapshot, metrics: frozenset[str]) -> Snapshot:
+    """``snap`` without the counters nobody reads (states and info stay: analyzers read them)."""
+    rows = {d: [s for s in v if s.metric in metrics or s.kind not in COUNTER_KINDS]
+            for d, v in snap.samples.items()}
+    return Snapshot(ts=snap.ts, samples=rows, uptime=snap.uptime, errors=snap.errors,
+                    device_ts=snap.device_ts)
+
+
+def build_points(snapshots: Sequence[Snapshot], metrics: frozenset[str] | None = None) -> list[Point]:
     out: list[Point] = []
     if not snapshots:
         return out
+    if metrics is not None:
+        snapshots = [_only(s, metrics) for s in snapshots]
     if len(snapshots) == 1:
         s = snapshots[0]
         return [Point(s, compute_rates(None, s), _index(s), None)]
@@ -580,7 +614,7 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
     threshold = next((lv[2] for lv in reversed(window) if lv[0] == level), None)
     value = last[1]
     unit = f" {check.unit}" if check.unit else ""
-    shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+    shown = fmt_number(value)
     msg = f"{check.description or check.id}: {shown}{unit}"
     if threshold:
         msg += f" ({level}: {threshold}{unit}"

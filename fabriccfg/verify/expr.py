@@ -67,9 +67,14 @@ class Expr:
     tree: ast.Expression = field(repr=False, compare=False)
     metrics: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()
+    fn: Fn | None = field(default=None, repr=False, compare=False)
 
     def evaluate(self, env: Mapping[str, Any], source: MetricSource) -> Any:
-        return _Eval(env, source).visit(self.tree.body)
+        fn = self.fn
+        if fn is None:
+            fn = _compile(self.tree.body)
+            object.__setattr__(self, "fn", fn)
+        return fn(env, source)
 
 
 def parse(text: str | int | float | bool, allowed_names: frozenset[str] | None = None) -> Expr:
@@ -86,7 +91,7 @@ def parse(text: str | int | float | bool, allowed_names: frozenset[str] | None =
         raise ExprError(f"syntax error in {text!r}: {exc.msg}") from None
     checker = _Validator(allowed_names)
     checker.visit(tree.body)
-    return Expr(text.strip(), tree, frozenset(checker.metrics), frozenset(checker.names))
+    return Expr(text.strip(), tree, frozenset(checker.metrics), frozenset(checker.names), _compile(tree.body))
 
 
 class _Validator(ast.NodeVisitor):
@@ -163,80 +168,117 @@ class _Validator(ast.NodeVisitor):
             self.visit(a)
 
 
-class _Eval:
-    def __init__(self, env: Mapping[str, Any], source: MetricSource) -> None:
-        self.env = env
-        self.source = source
+Fn = Callable[[Mapping[str, Any], MetricSource], Any]
+"""A compiled node: (environment, metric source) -> value."""
 
-    def visit(self, node: ast.AST) -> Any:
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Name):
-            return self.env.get(node.id)
-        if isinstance(node, ast.Tuple | ast.List):
-            return tuple(self.visit(e) for e in node.elts)
-        if isinstance(node, ast.BinOp):
-            left, right = self.visit(node.left), self.visit(node.right)
-            if left is None or right is None:
+
+def _compile(node: ast.AST) -> Fn:
+    """Turn a validated tree into nested closures (walked once, not per evaluation)."""
+    if isinstance(node, ast.Constant):
+        const = node.value
+        return lambda env, src: const
+    if isinstance(node, ast.Name):
+        name = node.id
+        return lambda env, src: env.get(name)
+    if isinstance(node, ast.Tuple | ast.List):
+        elts = [_compile(e) for e in node.elts]
+        return lambda env, src: tuple(e(env, src) for e in elts)
+    if isinstance(node, ast.BinOp):
+        return _binop(node)
+    if isinstance(node, ast.UnaryOp):
+        operand = _compile(node.operand)
+        if isinstance(node.op, ast.Not):
+            return lambda env, src: None if (v := operand(env, src)) is None else not v
+        neg = isinstance(node.op, ast.USub)
+        return lambda env, src: None if (v := operand(env, src)) is None else (-v if neg else +v)
+    if isinstance(node, ast.BoolOp):
+        return _boolop(isinstance(node.op, ast.And), [_compile(v) for v in node.values])
+    if isinstance(node, ast.Compare):
+        return _compare(_compile(node.left), [_CMPOPS[type(o)] for o in node.ops],
+                        [_compile(c) for c in node.comparators])
+    if isinstance(node, ast.IfExp):
+        test, body, orelse = _compile(node.test), _compile(node.body), _compile(node.orelse)
+
+        def ifexp(env: Mapping[str, Any], src: MetricSource) -> Any:
+            t = test(env, src)
+            if t is None:
                 return None
-            if isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod) and right == 0:
-                return None
-            return _BINOPS[type(node.op)](left, right)
-        if isinstance(node, ast.UnaryOp):
-            v = self.visit(node.operand)
-            if v is None:
-                return None
-            if isinstance(node.op, ast.Not):
-                return not v
-            return -v if isinstance(node.op, ast.USub) else +v
-        if isinstance(node, ast.BoolOp):
-            return self._boolop(node)
-        if isinstance(node, ast.Compare):
-            left = self.visit(node.left)
-            for op, comp in zip(node.ops, node.comparators, strict=True):
-                right = self.visit(comp)
-                if left is None or right is None:
-                    return None
-                try:
-                    ok = _CMPOPS[type(op)](left, right)
-                except TypeError:
-                    return None
-                if not ok:
-                    return False
-                left = right
-            return True
-        if isinstance(node, ast.IfExp):
-            test = self.visit(node.test)
-            if test is None:
-                return None
-            return self.visit(node.body if test else node.orelse)
-        if isinstance(node, ast.Call):
-            assert isinstance(node.func, ast.Name)
-            name = node.func.id
-            if name in METRIC_FUNCTIONS:
-                assert isinstance(node.args[0], ast.Name)
-                overrides = {kw.arg: str(kw.value.value) for kw in node.keywords
-                             if kw.arg is not None and isinstance(kw.value, ast.Constant)}
-                return self.source.metric(name, node.args[0].id, overrides)
+            return body(env, src) if t else orelse(env, src)
+
+        return ifexp
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        fname = node.func.id
+        if fname in METRIC_FUNCTIONS:
+            assert isinstance(node.args[0], ast.Name)
+            metric = node.args[0].id
+            overrides = {kw.arg: str(kw.value.value) for kw in node.keywords
+                         if kw.arg is not None and isinstance(kw.value, ast.Constant)}
+            return lambda env, src: src.metric(fname, metric, overrides)
+        helper = HELPERS[fname]
+        args = [_compile(a) for a in node.args]
+
+        def call(env: Mapping[str, Any], src: MetricSource) -> Any:
             try:
-                return HELPERS[name](*(self.visit(a) for a in node.args))
+                return helper(*(a(env, src) for a in args))
             except (TypeError, ValueError):
                 return None
-        raise ExprError(f"{type(node).__name__} is not allowed")  # unreachable after validation
 
-    def _boolop(self, node: ast.BoolOp) -> Any:
-        """Three-valued logic: None is 'unknown'."""
-        is_and = isinstance(node.op, ast.And)
+        return call
+    raise ExprError(f"{type(node).__name__} is not allowed")  # unreachable after validation
+
+
+def _binop(node: ast.BinOp) -> Fn:
+    left, right = _compile(node.left), _compile(node.right)
+    op = _BINOPS[type(node.op)]
+    divides = isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod)
+
+    def binop(env: Mapping[str, Any], src: MetricSource) -> Any:
+        a = left(env, src)
+        if a is None:
+            return None
+        b = right(env, src)
+        if b is None or (divides and b == 0):
+            return None
+        try:
+            return op(a, b)
+        except TypeError:
+            return None
+
+    return binop
+
+
+def _compare(left: Fn, ops: list[Callable[[Any, Any], Any]], comparators: list[Fn]) -> Fn:
+    def compare(env: Mapping[str, Any], src: MetricSource) -> Any:
+        a = left(env, src)
+        for op, comp in zip(ops, comparators, strict=True):
+            b = comp(env, src)
+            if a is None or b is None:
+                return None
+            try:
+                ok = op(a, b)
+            except TypeError:
+                return None
+            if not ok:
+                return False
+            a = b
+        return True
+
+    return compare
+
+
+def _boolop(is_and: bool, values: list[Fn]) -> Fn:
+    """Three-valued logic: None is 'unknown'."""
+
+    def boolop(env: Mapping[str, Any], src: MetricSource) -> Any:
         unknown = False
-        for v in node.values:
-            r = self.visit(v)
+        for v in values:
+            r = v(env, src)
             if r is None:
                 unknown = True
-                continue
-            if is_and and not r:
+            elif is_and and not r:
                 return False
-            if not is_and and r:
+            elif not is_and and r:
                 return True
-        if unknown:
-            return None
-        return is_and
+        return None if unknown else is_and
+
+    return boolop

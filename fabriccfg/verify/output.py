@@ -13,18 +13,14 @@ from io import StringIO
 from typing import Any
 
 from fabriccfg import secrets
-from fabriccfg.verify.engine import EXIT_CODES, Finding, Report
+from fabriccfg.verify.engine import EXIT_CODES, Finding, Report, fmt_number
 
 FORMATS = ("table", "json", "junit", "prometheus")
 _STYLE = {"critical": "bold red", "warning": "yellow", "unknown": "magenta", "ok": "green"}
 
 
 def _fmt_value(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
+    return "-" if v is None else fmt_number(v)
 
 
 def to_json(report: Report) -> str:

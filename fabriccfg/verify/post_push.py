@@ -15,7 +15,7 @@ from typing import Any
 
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.telemetry.model import Snapshot
-from fabriccfg.verify.engine import Check, Context, evaluate, load_checks
+from fabriccfg.verify.engine import Check, Context, evaluate, load_checks, needed_metrics
 from fabriccfg.verify.runner import Collector, default_collector
 
 ROLLBACK_SEVERITIES = frozenset({"critical"})
@@ -36,7 +36,7 @@ def make_check(fabric: Fabric, checks: Sequence[Check] | None = None, *, samples
             if i:
                 sleep(max(0.0, snaps[-1].ts + interval - time.time()))
             snaps.append(collect(fabric, targets))
-        report = evaluate(check_list, Context(fabric, snaps))
+        report = evaluate(check_list, Context(fabric, snaps, metrics=needed_metrics(check_list)))
         return [f"verify {f.check} {f.severity.upper()} at {f.where}: {f.message}"
                 for f in report.findings if f.device == ctx.name and f.severity in severities]
 
@@ -54,3 +54,15 @@ def enable(fabric: Fabric, **kwargs: Any) -> Callable[[Any], list[str]]:
     check = make_check(fabric, **kwargs)
     hooks.post_push_checks.append(check)
     return check
+
+
+def enable_for_inventory(inventory: Any, **kwargs: Any) -> Callable[[Any], list[str]] | None:
+    """``push --verify``: load the inventory and enable the check; None when it does not load (the push
+    itself then reports the inventory's errors)."""
+    from fabriccfg.inventory.load import InventoryError, load_fabric
+
+    try:
+        fabric = load_fabric(inventory)
+    except (InventoryError, OSError):
+        return None
+    return enable(fabric, **kwargs)

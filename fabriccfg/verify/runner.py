@@ -17,7 +17,7 @@ from typing import Any
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry.model import Snapshot
-from fabriccfg.verify.engine import Check, Context, Report, evaluate
+from fabriccfg.verify.engine import Check, Context, Report, evaluate, needed_metrics
 
 Collector = Callable[[Fabric, dict[str, Endpoint]], Snapshot]
 MAX_PREVIOUS_AGE_S = 3600.0
@@ -113,6 +113,7 @@ def verify(fabric: Fabric, targets: dict[str, Endpoint], checks: Sequence[Check]
            sleep: Callable[[float], None] = time.sleep) -> Report:
     t0 = time.perf_counter()
     snaps = gather(fabric, targets, collector, samples=samples, interval=interval, store=store, sleep=sleep)
-    report = evaluate(checks, Context(fabric, snaps, running_configs=running_configs))
+    report = evaluate(checks, Context(fabric, snaps, running_configs=running_configs,
+                                      metrics=needed_metrics(checks)))
     report.elapsed_s = time.perf_counter() - t0
     return report

@@ -198,3 +198,14 @@ def test_rules_command_lists_every_rule(run_cli: Run) -> None:
     assert res.returncode == 0
     for rid in ("unique-names", "pfc-headroom", "sm-master", "partition-default", "leaf-oversubscription"):
         assert re.search(rf"^{rid}\s+(error|warning)\s+\S", res.stdout, re.MULTILINE)
+
+
+def test_documented_example_validates(tmp_path: Path, run_cli: Run) -> None:
+    doc = (REPO / "docs" / "inventory.md").read_text()
+    m = re.search(r"```yaml\n(.*?)```", doc, re.DOTALL)
+    assert m
+    f = tmp_path / "doc.yaml"
+    f.write_text(m.group(1))
+    res = run_cli("validate", str(f))
+    assert res.returncode == 0, res.stdout
+    assert not res.stdout.strip()

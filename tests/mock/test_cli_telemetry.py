@@ -41,38 +41,109 @@ def ib8700() -> Fabric:
 
 # (fixture file, inventory, scenarios, device, command line)
 SAMPLES: list[tuple[str, str, list[str], str, str]] = [
-    ("perfquery_x_local.txt", "ib-lab-mqm8790.yaml", ["ib-congestion:ib-leaf-r0:1/1"], "gpu01", "perfquery -x"),
-    ("perfquery_x_switch_port.txt", "ib-lab-mqm8790.yaml", ["ib-congestion:ib-leaf-r0:1/1"], "sm1",
-     "perfquery -x 3 1"),
-    ("perfquery_legacy.txt", "ib-lab-mqm8790.yaml", ["ib-symbol-errors:ib-leaf-r1:1/2"], "sm1", "perfquery 4 2"),
-    ("ibqueryerrors.txt", "ib-lab-mqm8700.yaml", ["ib-symbol-errors:ib8700-leaf1:1/2", "link-flap:ib8700-leaf2:1/33"],
-     "node01", "ibqueryerrors"),
+    (
+        "perfquery_x_local.txt",
+        "ib-lab-mqm8790.yaml",
+        ["ib-congestion:ib-leaf-r0:1/1"],
+        "gpu01",
+        "perfquery -x",
+    ),
+    (
+        "perfquery_x_switch_port.txt",
+        "ib-lab-mqm8790.yaml",
+        ["ib-congestion:ib-leaf-r0:1/1"],
+        "sm1",
+        "perfquery -x 3 1",
+    ),
+    (
+        "perfquery_legacy.txt",
+        "ib-lab-mqm8790.yaml",
+        ["ib-symbol-errors:ib-leaf-r1:1/2"],
+        "sm1",
+        "perfquery 4 2",
+    ),
+    (
+        "ibqueryerrors.txt",
+        "ib-lab-mqm8700.yaml",
+        ["ib-symbol-errors:ib8700-leaf1:1/2", "link-flap:ib8700-leaf2:1/33"],
+        "node01",
+        "ibqueryerrors",
+    ),
     ("ibnetdiscover_mqm8790_sharp.txt", "ib-lab-mqm8790.yaml", [], "sm1", "ibnetdiscover"),
     ("ibnetdiscover_mqm8700.txt", "ib-lab-mqm8700.yaml", [], "node01", "ibnetdiscover"),
     ("sminfo.txt", "ib-lab-mqm8790.yaml", [], "sm1", "sminfo"),
     ("ethtool_S_pause_storm.txt", "roce-lab.yaml", ["pause-storm:gpu03"], "gpu03", "ethtool -S ens1f0np0"),
-    ("nvue_qos_roce_counters.txt", "roce-lab.yaml", ["congestion:gpu03"], "leaf-r0",
-     "nv show interface swp3 qos roce counters"),
-    ("nvue_pfc_watchdog.txt", "roce-lab.yaml", ["pause-storm:gpu03"], "leaf-r0",
-     "nv show interface swp3 qos pfc-watchdog"),
-    ("sonic_queue_counters.txt", "roce-lab.yaml", ["lossless-drop:leaf-r1:Ethernet8"], "leaf-r1",
-     "show queue counters Ethernet8"),
-    ("sonic_queue_wredcounters.txt", "roce-lab.yaml", ["congestion:gpu02"], "leaf-r1",
-     "show queue wredcounters Ethernet8"),
+    (
+        "nvue_qos_roce_counters.txt",
+        "roce-lab.yaml",
+        ["congestion:gpu03"],
+        "leaf-r0",
+        "nv show interface swp3 qos roce counters",
+    ),
+    (
+        "nvue_pfc_watchdog.txt",
+        "roce-lab.yaml",
+        ["pause-storm:gpu03"],
+        "leaf-r0",
+        "nv show interface swp3 qos pfc-watchdog",
+    ),
+    (
+        "sonic_queue_counters.txt",
+        "roce-lab.yaml",
+        ["lossless-drop:leaf-r1:Ethernet8"],
+        "leaf-r1",
+        "show queue counters Ethernet8",
+    ),
+    (
+        "sonic_queue_wredcounters.txt",
+        "roce-lab.yaml",
+        ["congestion:gpu02"],
+        "leaf-r1",
+        "show queue wredcounters Ethernet8",
+    ),
     ("sonic_pfc_counters.txt", "roce-lab.yaml", ["pause-storm:gpu02:mlx5_1"], "leaf-r1", "show pfc counters"),
     ("sonic_pfcwd_stats.txt", "roce-lab.yaml", ["pause-storm:gpu02:mlx5_1"], "leaf-r1", "pfcwd show stats"),
-    ("eos_counters_ecn.txt", "roce-lab.yaml", ["congestion:gpu01"], "leaf-r2", "show interfaces Ethernet1/1 counters ecn"),
-    ("eos_pfc_counters.txt", "roce-lab.yaml", ["pause-storm:gpu01:mlx5_2"], "leaf-r2",
-     "show priority-flow-control counters detail"),
-    ("eos_pfc_watchdog.txt", "roce-lab.yaml", ["pause-storm:gpu01:mlx5_2"], "leaf-r2",
-     "show priority-flow-control counters watchdog"),
-    ("nxos_queuing_interface.txt", "roce-lab.yaml", ["congestion:gpu01"], "leaf-r3", "show queuing interface e1/1"),
-    ("nxos_pfc_queue_detail.txt", "roce-lab.yaml", ["pause-storm:gpu01:mlx5_3"], "leaf-r3",
-     "show queuing pfc-queue interface ethernet1/1 detail"),
+    (
+        "eos_counters_ecn.txt",
+        "roce-lab.yaml",
+        ["congestion:gpu01"],
+        "leaf-r2",
+        "show interfaces Ethernet1/1 counters ecn",
+    ),
+    (
+        "eos_pfc_counters.txt",
+        "roce-lab.yaml",
+        ["pause-storm:gpu01:mlx5_2"],
+        "leaf-r2",
+        "show priority-flow-control counters detail",
+    ),
+    (
+        "eos_pfc_watchdog.txt",
+        "roce-lab.yaml",
+        ["pause-storm:gpu01:mlx5_2"],
+        "leaf-r2",
+        "show priority-flow-control counters watchdog",
+    ),
+    (
+        "nxos_queuing_interface.txt",
+        "roce-lab.yaml",
+        ["congestion:gpu01"],
+        "leaf-r3",
+        "show queuing interface e1/1",
+    ),
+    (
+        "nxos_pfc_queue_detail.txt",
+        "roce-lab.yaml",
+        ["pause-storm:gpu01:mlx5_3"],
+        "leaf-r3",
+        "show queuing pfc-queue interface ethernet1/1 detail",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("fixture", "inventory", "scenarios", "device", "line"), SAMPLES, ids=[s[0] for s in SAMPLES])
+@pytest.mark.parametrize(
+    ("fixture", "inventory", "scenarios", "device", "line"), SAMPLES, ids=[s[0] for s in SAMPLES]
+)
 def test_golden_samples(fixture: str, inventory: str, scenarios: list[str], device: str, line: str) -> None:
     model = TrafficModel(load_fabric(INV / inventory), scenarios, seed=1, t0=T0)
     res = C.run(model, device, line, T)
@@ -100,7 +171,9 @@ def test_perfquery_matches_model(ib: Fabric) -> None:
     lid = view.switch["ib-leaf-r0"].lid
     text, status = C.run(model, "sm1", f"perfquery -x {lid} 1", T) or ("", 1)
     assert status == 0
-    assert re.match(rf"# Port extended counters: Lid {lid} port 1 \(CapMask: 0x[0-9A-F]+ CapMask2: 0x0000002\)", text)
+    assert re.match(
+        rf"# Port extended counters: Lid {lid} port 1 \(CapMask: 0x[0-9A-F]+ CapMask2: 0x0000002\)", text
+    )
     f = _fields(text)
     c = model.port_counters("ib-leaf-r0", "1/1", T)
     assert list(f)[:3] == ["PortSelect", "CounterSelect", "PortXmitData"]
@@ -116,7 +189,9 @@ def test_perfquery_matches_model(ib: Fabric) -> None:
     assert f"Lid {view.ca[('gpu02', 'mlx5_0')].lid} port 1" in text.splitlines()[0]
     assert _fields(text)["PortRcvData"] == str(model.port_counters("gpu02", "mlx5_0", T)["PortRcvData"])
     assert C.run(model, "sm1", "perfquery -x 999 1", T) == (
-        "ibwarn: [4242] mad_rpc: _do_madrpc failed; dport (Lid 999)\nperfquery: iberror: failed: perfquery\n", 255)
+        "ibwarn: [4242] mad_rpc: _do_madrpc failed; dport (Lid 999)\nperfquery: iberror: failed: perfquery\n",
+        255,
+    )
 
 
 def _ibnet_links(text: str) -> dict[tuple[str, int], tuple[str, int]]:
@@ -131,8 +206,11 @@ def _ibnet_links(text: str) -> dict[tuple[str, int], tuple[str, int]]:
             node = m.group(1)
             desc[node] = m.group(2)
             continue
-        m = re.match(r'^\[(\d+)\](?:\([0-9a-f]+\) )?\t"([SH]-[0-9a-f]{16})"\[(\d+)\](?:\([0-9a-f]+\) )?\t\t# '
-                     r'(?:lid \d+ lmc 0 )?"[^"]*" lid \d+ \dx[A-Z]+$', line)
+        m = re.match(
+            r'^\[(\d+)\](?:\([0-9a-f]+\) )?\t"([SH]-[0-9a-f]{16})"\[(\d+)\](?:\([0-9a-f]+\) )?\t\t# '
+            r'(?:lid \d+ lmc 0 )?"[^"]*" lid \d+ \dx[A-Z]+$',
+            line,
+        )
         if m:
             raw.append((node, int(m.group(1)), m.group(2), int(m.group(3))))
     counts: dict[str, int] = {}
@@ -150,11 +228,23 @@ def test_ibnetdiscover_sharp_and_cabling(ib: Fabric, ib8700: Fabric) -> None:
     text = C.ibnetdiscover(model, T, "sm1")
     assert text.startswith("#\n# Topology file: generated on ")
     assert "# Initiated from node 1070fd0300aa0001 port 1070fd0300aa0001" in text
-    switch_lines = re.findall(r'^Switch\t41 "S-([0-9a-f]{16})"\t\t# "([^"]*)" base port 0 lid \d+ lmc 0$', text, re.M)
+    switch_lines = re.findall(
+        r'^Switch\t41 "S-([0-9a-f]{16})"\t\t# "([^"]*)" base port 0 lid \d+ lmc 0$', text, re.M
+    )
     assert len(switch_lines) == 6 and all(d == "Quantum Mellanox Technologies" for _, d in switch_lines)
-    assert text.count('"Mellanox Technologies Aggregation Node"') == 12  # the AN's Ca line + its switch's [41]
-    assert len(re.findall(r'^\[41\]\t"H-[0-9a-f]{16}"\[1\]\([0-9a-f]+\) \t\t# "Mellanox Technologies Aggregation Node"',
-                          text, re.M)) == 6
+    assert (
+        text.count('"Mellanox Technologies Aggregation Node"') == 12
+    )  # the AN's Ca line + its switch's [41]
+    assert (
+        len(
+            re.findall(
+                r'^\[41\]\t"H-[0-9a-f]{16}"\[1\]\([0-9a-f]+\) \t\t# "Mellanox Technologies Aggregation Node"',
+                text,
+                re.M,
+            )
+        )
+        == 6
+    )
     links = _ibnet_links(text)
     assert links[("gpu01 mlx5_0", 1)] == ("S-b8599f0300fc0003", 1)
     assert links[("S-b8599f0300fc0003", 20)] == ("sm1 mlx5_0", 1)
@@ -184,10 +274,17 @@ def test_sminfo_master_standby_and_failover(ib: Fabric, ib8700: Fabric) -> None:
     model = TrafficModel(ib, seed=1, t0=T0)
     view = C.ib_view(model)
     l1, l2 = view.ca[("sm1", "mlx5_0")].lid, view.ca[("sm2", "mlx5_0")].lid
-    pat = r"^sminfo: sm lid (\d+) sm guid (0x[0-9a-f]{16}), activity count (\d+) priority (\d+) state (\d) (\w+)\n$"
+    pat = (
+        r"^sminfo: sm lid (\d+) sm guid (0x[0-9a-f]{16}), activity count (\d+) priority (\d+) "
+        r"state (\d) (\w+)\n$"
+    )
     text, status = C.run(model, "gpu01", "sminfo", T) or ("", 1)
     m = re.match(pat, text)
-    assert status == 0 and m and m.group(1, 2, 4, 5, 6) == (str(l1), "0x1070fd0300aa0001", "15", "3", "SMINFO_MASTER")
+    assert (
+        status == 0
+        and m
+        and m.group(1, 2, 4, 5, 6) == (str(l1), "0x1070fd0300aa0001", "15", "3", "SMINFO_MASTER")
+    )
     later, _ = C.run(model, "gpu01", "sminfo", T + 10) or ("", 1)
     assert int(re.match(pat, later).group(3)) > int(m.group(3))  # type: ignore[union-attr]
     m = re.match(pat, (C.run(model, "gpu01", f"sminfo {l2}", T) or ("", 1))[0])
@@ -229,7 +326,9 @@ def test_ethtool_matches_model_and_shows_storm(roce: Fabric) -> None:
     assert int(vals["np_cnp_sent"]) == c["np_cnp_sent"]
     assert int(vals["tx_pause_storm_warning_events"]) >= 2
     assert C.run(model, "gpu03", "ethtool -S nosuch0", T) == (
-        "netlink error: no device matches name (offset 24)\nnetlink error: No such device\n", 1)
+        "netlink error: no device matches name (offset 24)\nnetlink error: No such device\n",
+        1,
+    )
 
 
 def test_switch_show_commands_carry_the_counters(roce: Fabric) -> None:
@@ -246,8 +345,11 @@ def test_switch_show_commands_carry_the_counters(roce: Fabric) -> None:
     mi = TrafficModel(roce, ["pause-storm:gpu01:mlx5_1", "congestion:gpu02"], seed=1, t0=T0)
     text, _ = C.run(mi, "leaf-r1", "show pfcwd stats", T) or ("", 1)
     c = mi.port_counters("leaf-r1", "Ethernet0", T)
-    assert re.search(rf"^\s*Ethernet0:3\s+(stormed|operational)\s+{c['pfcwd_storm_detected.3']}/{c['pfcwd_storm_restored.3']}\s",
-                     text, re.M)
+    assert re.search(
+        rf"^\s*Ethernet0:3\s+(stormed|operational)\s+{c['pfcwd_storm_detected.3']}/{c['pfcwd_storm_restored.3']}\s",
+        text,
+        re.M,
+    )
     text, _ = C.run(mi, "leaf-r1", "show queue wredcounters Ethernet8", T) or ("", 1)
     marks = mi.port_counters("leaf-r1", "Ethernet8", T)["ecn_marked.3"]
     assert re.search(rf"^\s*Ethernet8\s+UC3\s+0\s+0\s+{marks:,}\s", text, re.M)

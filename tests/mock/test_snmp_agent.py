@@ -19,11 +19,18 @@ from fabriccfg.telemetry import oids as O
 
 INV = Path(__file__).resolve().parents[2] / "inventories"
 T0 = 1_750_000_000.0
-V3 = {"user": "fabric", "auth_key": "authpass123", "priv_key": "privpass123",
-      "auth_protocol": "sha", "priv_protocol": "aes"}
+V3 = {
+    "user": "fabric",
+    "auth_key": "authpass123",
+    "priv_key": "privpass123",
+    "auth_protocol": "sha",
+    "priv_protocol": "aes",
+}
 SNMPBULKWALK = shutil.which("snmpbulkwalk")
 needs_netsnmp = pytest.mark.skipif(
-    SNMPBULKWALK is None, reason="net-snmp snmpbulkwalk not installed (Debian package 'snmp': apt-get install -y snmp)")
+    SNMPBULKWALK is None,
+    reason="net-snmp snmpbulkwalk not installed (Debian package 'snmp': apt-get install -y snmp)",
+)
 
 
 class Clock:
@@ -53,8 +60,16 @@ def run(coro_fn: Callable[[], Awaitable[Any]]) -> Any:
 class Client:
     """A pysnmp 7.1 client bound to one agent (numeric OIDs, lookupMib=False)."""
 
-    def __init__(self, port: int, version: str = "2c", *, community: str = "public", timeout: float = 1.0,
-                 retries: int = 1, auth_key: str = "authpass123") -> None:
+    def __init__(
+        self,
+        port: int,
+        version: str = "2c",
+        *,
+        community: str = "public",
+        timeout: float = 1.0,
+        retries: int = 1,
+        auth_key: str = "authpass123",
+    ) -> None:
         self.port, self.version, self.community = port, version, community
         self.timeout, self.retries, self.auth_key = timeout, retries, auth_key
 
@@ -69,11 +84,17 @@ class Client:
         )
 
         self.engine = SnmpEngine()
-        self.target = await UdpTransportTarget.create(("127.0.0.1", self.port), timeout=self.timeout,
-                                                      retries=self.retries)
+        self.target = await UdpTransportTarget.create(
+            ("127.0.0.1", self.port), timeout=self.timeout, retries=self.retries
+        )
         if self.version == "3":
-            self.auth: Any = UsmUserData("fabric", authKey=self.auth_key, privKey="privpass123",
-                                         authProtocol=USM_AUTH_HMAC96_SHA, privProtocol=USM_PRIV_CFB128_AES)
+            self.auth: Any = UsmUserData(
+                "fabric",
+                authKey=self.auth_key,
+                privKey="privpass123",
+                authProtocol=USM_AUTH_HMAC96_SHA,
+                privProtocol=USM_PRIV_CFB128_AES,
+            )
         else:
             self.auth = CommunityData(self.community)
         return self
@@ -84,18 +105,32 @@ class Client:
     async def get(self, *oids: tuple[int, ...]) -> tuple[Any, list[tuple[tuple[int, ...], Any]]]:
         from pysnmp.hlapi.v3arch.asyncio import ContextData, ObjectIdentity, ObjectType, get_cmd
 
-        ei, es, _ix, vbs = await get_cmd(self.engine, self.auth, self.target, ContextData(),
-                                         *[ObjectType(ObjectIdentity(o)) for o in oids], lookupMib=False)
+        ei, es, _ix, vbs = await get_cmd(
+            self.engine,
+            self.auth,
+            self.target,
+            ContextData(),
+            *[ObjectType(ObjectIdentity(o)) for o in oids],
+            lookupMib=False,
+        )
         return ei or (es if int(es) else None), [(tuple(o), v) for o, v in vbs]
 
     async def next(self, oid: tuple[int, ...]) -> tuple[Any, list[tuple[tuple[int, ...], Any]]]:
         from pysnmp.hlapi.v3arch.asyncio import ContextData, ObjectIdentity, ObjectType, next_cmd
 
-        ei, es, _ix, vbs = await next_cmd(self.engine, self.auth, self.target, ContextData(),
-                                          ObjectType(ObjectIdentity(oid)), lookupMib=False)
+        ei, es, _ix, vbs = await next_cmd(
+            self.engine,
+            self.auth,
+            self.target,
+            ContextData(),
+            ObjectType(ObjectIdentity(oid)),
+            lookupMib=False,
+        )
         return ei or (es if int(es) else None), [(tuple(o), v) for o, v in vbs]
 
-    async def walk(self, *cols: tuple[int, ...], reps: int = 25) -> dict[tuple[int, ...], dict[tuple[int, ...], Any]]:
+    async def walk(
+        self, *cols: tuple[int, ...], reps: int = 25
+    ) -> dict[tuple[int, ...], dict[tuple[int, ...], Any]]:
         """Multi-column GETBULK walk: column -> {index suffix: value}."""
         from pysnmp.hlapi.v3arch.asyncio import ContextData, ObjectIdentity, ObjectType, bulk_cmd
         from pysnmp.proto.rfc1905 import EndOfMibView
@@ -104,9 +139,16 @@ class Client:
         cursor = list(cols)
         live = list(cols)
         while live:
-            ei, es, _ix, vbs = await bulk_cmd(self.engine, self.auth, self.target, ContextData(), 0, reps,
-                                              *[ObjectType(ObjectIdentity(cursor[cols.index(c)])) for c in live],
-                                              lookupMib=False)
+            ei, es, _ix, vbs = await bulk_cmd(
+                self.engine,
+                self.auth,
+                self.target,
+                ContextData(),
+                0,
+                reps,
+                *[ObjectType(ObjectIdentity(cursor[cols.index(c)])) for c in live],
+                lookupMib=False,
+            )
             assert ei is None and not int(es), (ei, es)
             still = set(live)
             for i, (oid, val) in enumerate(vbs):
@@ -117,7 +159,7 @@ class Client:
                 if isinstance(val, EndOfMibView) or o[: len(col)] != col:
                     still.discard(col)
                     continue
-                out[col][o[len(col):]] = val
+                out[col][o[len(col) :]] = val
                 cursor[cols.index(col)] = o
             live = [c for c in live if c in still]
         return out
@@ -160,8 +202,13 @@ def test_pysnmp_walks_see_counters_grow(roce: Fabric, version: str) -> None:
 
 
 def _netsnmp(args: list[str]) -> dict[str, str]:
-    proc = subprocess.run([SNMPBULKWALK or "snmpbulkwalk", "-On", "-Oq", "-t", "2", "-r", "1", *args],
-                          capture_output=True, text=True, timeout=30, check=False)
+    proc = subprocess.run(
+        [SNMPBULKWALK or "snmpbulkwalk", "-On", "-Oq", "-t", "2", "-r", "1", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     out = {}
     for line in proc.stdout.splitlines():
@@ -178,15 +225,34 @@ def test_netsnmp_snmpbulkwalk(roce: Fabric, version: str) -> None:
 
     async def main() -> None:
         agent = await agent_for(model, "leaf-r1", clock)
-        auth = (["-v2c", "-c", "public"] if version == "2c" else
-                ["-v3", "-l", "authPriv", "-u", "fabric", "-a", "SHA", "-A", "authpass123", "-x", "AES",
-                 "-X", "privpass123"])
+        auth = (
+            ["-v2c", "-c", "public"]
+            if version == "2c"
+            else [
+                "-v3",
+                "-l",
+                "authPriv",
+                "-u",
+                "fabric",
+                "-a",
+                "SHA",
+                "-A",
+                "authpass123",
+                "-x",
+                "AES",
+                "-X",
+                "privpass123",
+            ]
+        )
         loop = asyncio.get_running_loop()
         try:
-            first = await loop.run_in_executor(None, _netsnmp, [*auth, f"127.0.0.1:{agent.port}", "1.3.6.1.2.1.31.1.1"])
+            first = await loop.run_in_executor(
+                None, _netsnmp, [*auth, f"127.0.0.1:{agent.port}", "1.3.6.1.2.1.31.1.1"]
+            )
             clock.t += 10
-            second = await loop.run_in_executor(None, _netsnmp, [*auth, f"127.0.0.1:{agent.port}",
-                                                                 "1.3.6.1.2.1.31.1.1.1.10"])
+            second = await loop.run_in_executor(
+                None, _netsnmp, [*auth, f"127.0.0.1:{agent.port}", "1.3.6.1.2.1.31.1.1.1.10"]
+            )
             whole = await loop.run_in_executor(None, _netsnmp, [*auth, f"127.0.0.1:{agent.port}", "1"])
         finally:
             agent.close()
@@ -213,7 +279,9 @@ def test_lldp_neighbours_match_inventory(roce: Fabric) -> None:
         agent = await agent_for(model, "leaf-r2", clock)
         try:
             async with Client(agent.port, "3") as c:
-                got = await c.walk(O.LLDP_LOC_PORT_ID, O.LLDP_REM_SYS_NAME, O.LLDP_REM_PORT_ID, O.LLDP_REM_PORT_DESC)
+                got = await c.walk(
+                    O.LLDP_LOC_PORT_ID, O.LLDP_REM_SYS_NAME, O.LLDP_REM_PORT_ID, O.LLDP_REM_PORT_DESC
+                )
         finally:
             agent.close()
         return {str(k): v for k, v in got.items()}
@@ -223,7 +291,11 @@ def test_lldp_neighbours_match_inventory(roce: Fabric) -> None:
     seen = {}
     for idx, v in got[str(O.LLDP_REM_SYS_NAME)].items():
         local = loc[idx[1]]
-        seen[local] = (str(v), str(got[str(O.LLDP_REM_PORT_ID)][idx]), str(got[str(O.LLDP_REM_PORT_DESC)][idx]))
+        seen[local] = (
+            str(v),
+            str(got[str(O.LLDP_REM_PORT_ID)][idx]),
+            str(got[str(O.LLDP_REM_PORT_DESC)][idx]),
+        )
     expected = {}
     for port in model.ports("leaf-r2"):
         dev, rport = roce.neighbours[("leaf-r2", port)]
@@ -265,7 +337,9 @@ def test_counter_wrap_and_reboot_over_snmp(roce: Fabric) -> None:
             async with Client(agent.port) as c:
                 for t in (T0, T0 + 9, T0 + 11):
                     clock.t = t
-                    out.append(await c.get((*O.SYS_UPTIME, 0), (*O.IF_HC_OUT_OCTETS, 1), (*O.PFC_INDICATIONS, 1)))
+                    out.append(
+                        await c.get((*O.SYS_UPTIME, 0), (*O.IF_HC_OUT_OCTETS, 1), (*O.PFC_INDICATIONS, 1))
+                    )
         finally:
             agent.close()
         return out
@@ -313,8 +387,9 @@ def test_snmp_timeout_fault_and_bad_credentials(roce: Fabric) -> None:
 
 def test_platform_mibs(roce: Fabric, ib8700: Fabric) -> None:
     model = TrafficModel(roce, ["pause-storm:gpu03"], seed=1, t0=T0)
-    ib_model = TrafficModel(ib8700, ["ib-congestion:ib8700-leaf1:1/1", "ib-symbol-errors:ib8700-leaf1:1/2"],
-                            seed=1, t0=T0)
+    ib_model = TrafficModel(
+        ib8700, ["ib-congestion:ib8700-leaf1:1/1", "ib-symbol-errors:ib8700-leaf1:1/2"], seed=1, t0=T0
+    )
     clock = Clock(T0 + 20)
 
     async def main() -> dict[str, dict[tuple[int, ...], dict[tuple[int, ...], Any]]]:
@@ -325,8 +400,13 @@ def test_platform_mibs(roce: Fabric, ib8700: Fabric) -> None:
             for agent in agents:
                 async with Client(agent.port, "3") as c:
                     out[agent.device] = await c.walk(
-                        O.MLNX_PFC_RX_PAUSE_PKTS, O.ARISTA_EGRESS_PKTS, O.PFC_INDICATIONS, O.MLNX_PORT_XMIT_WAIT,
-                        O.MLNX_SYMBOL_ERROR_COUNTER, O.LLDP_REM_SYS_NAME)
+                        O.MLNX_PFC_RX_PAUSE_PKTS,
+                        O.ARISTA_EGRESS_PKTS,
+                        O.PFC_INDICATIONS,
+                        O.MLNX_PORT_XMIT_WAIT,
+                        O.MLNX_SYMBOL_ERROR_COUNTER,
+                        O.LLDP_REM_SYS_NAME,
+                    )
         finally:
             for agent in agents:
                 agent.close()
@@ -336,8 +416,14 @@ def test_platform_mibs(roce: Fabric, ib8700: Fabric) -> None:
     t = T0 + 20
     cum = got["leaf-r0"]
     idx = model.if_index("leaf-r0", "swp3")
-    assert int(cum[O.MLNX_PFC_RX_PAUSE_PKTS][(idx, 3)]) == model.port_counters("leaf-r0", "swp3", t)["pfc_rx_pause.3"]
-    assert int(cum[O.PFC_INDICATIONS][(idx,)]) == model.port_counters("leaf-r0", "swp3", t)["pfc_indications"] % 2**32
+    assert (
+        int(cum[O.MLNX_PFC_RX_PAUSE_PKTS][(idx, 3)])
+        == model.port_counters("leaf-r0", "swp3", t)["pfc_rx_pause.3"]
+    )
+    assert (
+        int(cum[O.PFC_INDICATIONS][(idx,)])
+        == model.port_counters("leaf-r0", "swp3", t)["pfc_indications"] % 2**32
+    )
     assert not cum[O.ARISTA_EGRESS_PKTS] and not cum[O.MLNX_PORT_XMIT_WAIT]
     eos = got["leaf-r2"]
     assert eos[O.ARISTA_EGRESS_PKTS] and not eos[O.MLNX_PFC_RX_PAUSE_PKTS] and eos[O.LLDP_REM_SYS_NAME]
@@ -346,7 +432,10 @@ def test_platform_mibs(roce: Fabric, ib8700: Fabric) -> None:
     ib = got["ib8700-leaf1"]
     i1 = ib_model.if_index("ib8700-leaf1", "1/1")
     i2 = ib_model.if_index("ib8700-leaf1", "1/2")
-    assert int(ib[O.MLNX_PORT_XMIT_WAIT][(i1,)]) == ib_model.port_counters("ib8700-leaf1", "1/1", t)["PortXmitWait"]
+    assert (
+        int(ib[O.MLNX_PORT_XMIT_WAIT][(i1,)])
+        == ib_model.port_counters("ib8700-leaf1", "1/1", t)["PortXmitWait"]
+    )
     assert int(ib[O.MLNX_SYMBOL_ERROR_COUNTER][(i2,)]) == 400
     assert not ib[O.LLDP_REM_SYS_NAME] and not ib[O.PFC_INDICATIONS]
 
@@ -368,13 +457,45 @@ def test_many_agents_in_one_loop_and_big_bulk(roce: Fabric) -> None:
                 from pysnmp.hlapi.v3arch.asyncio import ContextData, ObjectIdentity, ObjectType, bulk_cmd
 
                 c.auth = __import__("pysnmp.hlapi.v3arch.asyncio", fromlist=["CommunityData"]).CommunityData(
-                    "c0mmunity")
-                ei, es, _ix, vbs = await bulk_cmd(c.engine, c.auth, c.target, ContextData(), 0, 2000,
-                                                  ObjectType(ObjectIdentity((1, 3))), lookupMib=False)
+                    "c0mmunity"
+                )
+                ei, es, _ix, vbs = await bulk_cmd(
+                    c.engine,
+                    c.auth,
+                    c.target,
+                    ContextData(),
+                    0,
+                    2000,
+                    ObjectType(ObjectIdentity((1, 3))),
+                    lookupMib=False,
+                )
                 assert ei is None and not int(es)
                 assert 100 < len(vbs) <= len(agents[0].layout.oids)
         finally:
             for agent in agents:
                 agent.close()
+
+    run(main)
+
+
+def test_v3_time_window_reports_let_the_client_resync(roce: Fabric) -> None:
+    model = TrafficModel(roce, seed=1, t0=T0)
+    clock = Clock(T0)
+
+    async def main() -> None:
+        agent = await agent_for(model, "leaf-r0", clock)
+        try:
+            async with Client(agent.port, "3") as c:
+                assert (await c.get((*O.SYS_NAME, 0)))[0] is None
+                agent._t_start -= 1000  # the agent's engine time jumps: the client's notion is stale
+                err, vbs = await c.get((*O.SYS_NAME, 0))
+                assert err is None and str(vbs[0][1]) == "leaf-r0"
+                agent.boots += 1  # an engine reboot
+                err, vbs = await c.get((*O.SYS_NAME, 0))
+                assert err is None and str(vbs[0][1]) == "leaf-r0"
+        finally:
+            agent.close()
+        unknown_engine, not_in_window = (1, 3, 6, 1, 6, 3, 15, 1, 1, 4, 0), (1, 3, 6, 1, 6, 3, 15, 1, 1, 2, 0)
+        assert agent.usm_stats[unknown_engine] == 1 and agent.usm_stats[not_in_window] == 2
 
     run(main)

@@ -41,8 +41,14 @@ MIRRORS = [("if_out_octets", "if_in_octets"), ("if_out_ucast_pkts", "if_in_ucast
     (f"pfc_tx_pause{s}.{q}", f"pfc_rx_pause{s}.{q}") for q in range(8) for s in ("", "_duration")
 ]
 
-ROCE_SCENARIOS = [[], ["congestion:gpu02"], ["pause-storm:gpu03"], ["link-flap:leaf-r0:swp29"],
-                  ["lossless-drop:leaf-r1:Ethernet8"], ["counter-wrap", "pause-storm:gpu01@2"]]
+ROCE_SCENARIOS = [
+    [],
+    ["congestion:gpu02"],
+    ["pause-storm:gpu03"],
+    ["link-flap:leaf-r0:swp29"],
+    ["lossless-drop:leaf-r1:Ethernet8"],
+    ["counter-wrap", "pause-storm:gpu01@2"],
+]
 
 
 @pytest.mark.parametrize("specs", ROCE_SCENARIOS, ids=lambda s: ",".join(s) or "healthy")
@@ -131,9 +137,13 @@ def test_healthy_has_no_errors_storms_or_drops(roce: Fabric) -> None:
     for dev in roce.devices:
         for port in m.ports(dev):
             c = m.port_counters(dev, port, T0 + 100)
-            bad = {k: v for k, v in c.items() if v and k.startswith(("if_in_err", "if_out_err", "if_in_disc",
-                                                                          "if_out_disc", "tc_", "pfcwd_"))
-                   and not k.startswith(("tc_tx_"))}
+            bad = {
+                k: v
+                for k, v in c.items()
+                if v
+                and k.startswith(("if_in_err", "if_out_err", "if_in_disc", "if_out_disc", "tc_", "pfcwd_"))
+                and not k.startswith("tc_tx_")
+            }
             assert not bad, (dev, port, bad)
             assert c["oper_status"] == 1
             # background pause is micro-bursts only
@@ -153,7 +163,8 @@ def test_congestion_signature(roce: Fabric) -> None:
         assert rate(m, "gpu02", nic, "np_cnp_sent", T0, T0 + 10) > 1000
         assert rate(m, "gpu02", nic, f"pfc_tx_pause.{P}", T0, T0 + 10) > 100
     assert rate(m, "gpu05", "mlx5_0", "rp_cnp_handled", T0, T0 + 10) > 10 * rate(
-        healthy, "gpu05", "mlx5_0", "rp_cnp_handled", T0, T0 + 10)
+        healthy, "gpu05", "mlx5_0", "rp_cnp_handled", T0, T0 + 10
+    )
     assert m.port_counters(*leaf_port, T0 + 60)[f"pfcwd_storm_detected.{P}"] == 0
     assert rate(m, "leaf-r0", "swp29", f"pfc_tx_pause.{P}", T0, T0 + 10) > 10
 
@@ -194,7 +205,8 @@ def test_pause_storm_signature_and_hop_onsets(roce: Fabric) -> None:
     assert rate(m, "gpu01", "mlx5_1", f"rx_prio{P}_pause", T0 + 5, T0 + 10) < 50
     # egress towards the paused neighbour slows at each hop
     assert rate(m, "spine1", "swp1", "if_out_octets", T0 + 5, T0 + 15) < rate(
-        TrafficModel(roce, seed=1, t0=T0), "spine1", "swp1", "if_out_octets", T0 + 5, T0 + 15)
+        TrafficModel(roce, seed=1, t0=T0), "spine1", "swp1", "if_out_octets", T0 + 5, T0 + 15
+    )
 
 
 def test_lossless_drop_signature(roce: Fabric) -> None:
@@ -243,7 +255,13 @@ def test_counter_wrap(roce: Fabric) -> None:
     for dev, port in (("leaf-r0", "swp1"), ("gpu01", "mlx5_0")):
         a, b = m.port_counters(dev, port, T0), m.port_counters(dev, port, T0 + 10)
         pa, pb = plain.port_counters(dev, port, T0), plain.port_counters(dev, port, T0 + 10)
-        for name in ("if_out_octets", "if_in_octets", "if_out_ucast_pkts", f"pfc_rx_pause.{P}", f"pfc_tx_pause.{P}"):
+        for name in (
+            "if_out_octets",
+            "if_in_octets",
+            "if_out_ucast_pkts",
+            f"pfc_rx_pause.{P}",
+            f"pfc_tx_pause.{P}",
+        ):
             if pb[name] == pa[name]:
                 continue
             assert a[name] > 2**64 - 2**62, name  # starts just below 2**64 ...
@@ -320,3 +338,13 @@ def test_scenario_parse_forms() -> None:
     sc = parse("cabling-swap:a:1/1, b:1/2")
     assert (sc.device, sc.port, sc.other) == ("a", "1/1", ("b", "1/2"))
     assert str(parse("link-flap:leaf-r0:swp1")) == "link-flap:leaf-r0:swp1"
+
+
+def test_ib_congestion_by_host_and_xmit_discards(ib: Fabric) -> None:
+    m = TrafficModel(ib, ["congestion:gpu04", "lossless-drop:ib-spine2:1/3"], seed=1, t0=T0)
+    ticks = 200e9 / 64
+    for nic in ("mlx5_0", "mlx5_3"):
+        leaf = ib.neighbours[("gpu04", nic)]
+        assert rate(m, *leaf, "PortXmitWait", T0, T0 + 10) > 0.15 * ticks
+        assert "ecn_marked.3" not in m.port_counters(*leaf, T0)
+    assert rate(m, "ib-spine2", "1/3", "PortXmitDiscards", T0, T0 + 10) > 100

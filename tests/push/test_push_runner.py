@@ -131,7 +131,7 @@ def test_a_worker_that_ignores_its_kill_is_abandoned() -> None:
 
 
 def test_not_a_target_is_skipped_and_not_counted() -> None:
-    js = jobs(2) + [DeviceJob(name="ib1", platform="unmanaged-ib", skip_reason="not a push target: no CLI")]
+    js = [*jobs(2), DeviceJob(name="ib1", platform="unmanaged-ib", skip_reason="not a push target: no CLI")]
     out = Runner(js, Fake(), RunnerOptions()).run()
     ib = out.results[-1]
     assert ib.state == "skipped" and not ib.target and "no CLI" in ib.reason

@@ -62,6 +62,9 @@ def _documents() -> list[tuple[str, str]]:
         "static-lossy-wd-off": fabric_from(
             "roce-lab", ("host_mtu: 4200", "host_mtu: 4200\n  buffer: {model: static}"),
             ("enabled: true, detection_ms: 200", "enabled: false, detection_ms: 200")),
+        "lossy-no-ecn-not-strict": fabric_from(
+            "roce-lab", ("host_mtu: 4200", "host_mtu: 4200\n  mode: lossy\n  cnp_strict: false"),
+            ('rail: 1, os_release: "202305"', 'rail: 1, os_release: "202305", qos: {ecn_enabled: false}')),
     }
     for label, fabric in variants.items():
         docs += [(f"{label}/{d.name}", d.files["config_db.json"]) for d in render_fabric(fabric)
@@ -119,7 +122,9 @@ def test_allow_list_cites_roce_md() -> None:
         assert cite.startswith("roce.md §"), table
 
 
-def test_rendered_docs_are_sorted_json(rendered: dict[str, dict[str, RenderedDevice]]) -> None:
+def test_rendered_docs_list_ports_in_device_order(rendered: dict[str, dict[str, RenderedDevice]]) -> None:
     for dev in by_platform(rendered, "sonic"):
-        text = dev.files["config_db.json"]
-        assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+        doc = json.loads(dev.files["config_db.json"])
+        ports = [k for k in doc["PORT_QOS_MAP"] if k != "global"]
+        assert ports == sorted(ports, key=lambda p: int(p.removeprefix("Ethernet")))
+        assert list(doc["CABLE_LENGTH"]["AZURE"]) == ports

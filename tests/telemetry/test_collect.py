@@ -44,7 +44,8 @@ Errors for 0xb8599f0300fc0003 "MF0;ib-leaf-r0:MQM8790/U1"
 ## Thresholds:
 ## Suppressed:
 """
-SMINFO = "sminfo: sm lid 2 sm guid 0x1070fd0300aa0001, activity count 4242 priority 15 state 3 SMINFO_MASTER\n"
+SMINFO = ("sminfo: sm lid 2 sm guid 0x1070fd0300aa0001, activity count 4242 priority 15 state 3 "
+          "SMINFO_MASTER\n")
 SERVICES = {"opensm": "inactive", "opensmd": "active", "sharp_am": "active"}
 
 
@@ -139,8 +140,9 @@ def test_roce_collect_merges_snmp_and_cli(roce_fabric: Fabric) -> None:
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     try:
-        eps = {n: Endpoint(name=n, platform=roce_fabric.devices[n].platform, device_type=None, host="127.0.0.1",
-                           ssh_port=None, snmp_port=a.port, snmp=SnmpAccess(version="2c", community="public"))
+        eps = {n: Endpoint(name=n, platform=roce_fabric.devices[n].platform, device_type=None,
+                           host="127.0.0.1", ssh_port=None, snmp_port=a.port,
+                           snmp=SnmpAccess(version="2c", community="public"))
                for n, a in zip(switches, agents)}
         with Collector(timeout=10) as col:
             s1 = col.collect(roce_fabric, eps)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -118,7 +120,7 @@ def test_compute_rates_counter32_wrap_and_kind_change() -> None:
 @given(values=st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=6))
 def test_compute_rates_never_raises_and_never_negative(values: list[int]) -> None:
     snaps = [_snap(float(i), v, None) for i, v in enumerate(values)]
-    for prev, cur in zip(snaps, snaps[1:], strict=False):
+    for prev, cur in itertools.pairwise(snaps):
         for rate in compute_rates(prev, cur).values():
             assert rate.value_per_s is None or rate.value_per_s >= 0
             assert rate.delta is None or rate.delta >= 0

@@ -35,5 +35,5 @@ def test_fixture(case: Path) -> None:
     expected_path = case.with_suffix(".json")
     if os.environ.get("REGEN"):
         expected_path.write_text(json.dumps(parsed, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    assert expected_path.exists(), f"write {expected_path.name} (REGEN=1 writes the current output for review)"
+    assert expected_path.exists(), f"write {expected_path.name} (REGEN=1 writes the output for review)"
     assert parsed == json.loads(expected_path.read_text(encoding="utf-8"))

@@ -86,7 +86,8 @@ def test_many_agents_concurrently_on_one_engine(roce_fabric: Fabric) -> None:
         agents = [await mock_snmp.start_agent(model, name) for name in switches]
         try:
             async with SnmpPoller() as p:
-                jobs = [(SnmpTarget(n, "127.0.0.1", a.port, V2C), COLUMNS[:3]) for n, a in zip(switches, agents)]
+                jobs = [(SnmpTarget(n, "127.0.0.1", a.port, V2C), COLUMNS[:3])
+                        for n, a in zip(switches, agents)]
                 results = await p.walk_many(jobs)
                 assert [r.target for r in results] == switches
                 assert all(r.error is None and r.useful_varbinds > 0 for r in results)
@@ -107,7 +108,8 @@ def test_wrong_v3_key_and_dead_port_are_errors_not_exceptions(roce_fabric: Fabri
             s.bind(("127.0.0.1", 0))
             dead = s.getsockname()[1]
             async with SnmpPoller() as p:
-                r = await p.walk(SnmpTarget(sw, "127.0.0.1", agent.port, bad, timeout=0.3, retries=0), COLUMNS)
+                target = SnmpTarget(sw, "127.0.0.1", agent.port, bad, timeout=0.3, retries=0)
+                r = await p.walk(target, COLUMNS)
                 assert r.error and ("digest" in r.error.lower() or "timeout" in r.error.lower())
                 t0 = time.monotonic()
                 r = await p.walk(SnmpTarget(sw, "127.0.0.1", dead, V2C, timeout=0.2, retries=1), COLUMNS)
@@ -147,9 +149,10 @@ def test_ber_roundtrip() -> None:
         assert ber.decode_oid(ber.encode_oid(oid)) == oid
     vbl = ber.tlv(0x30, b"".join(
         ber.tlv(0x30, ber.tlv(6, ber.encode_oid(o)) + ber.encode_value(v, tag))
-        for o, v, tag in [((1, 3, 6, 1), 2**64 - 1, 0x46), ((1, 3, 6, 2), -5, 2), ((1, 3, 6, 3), b"x" * 300, 4),
-                          ((1, 3, 6, 4), None, 0x82)]))
+        for o, v, tag in [((1, 3, 6, 1), 2**64 - 1, 0x46), ((1, 3, 6, 2), -5, 2),
+                          ((1, 3, 6, 3), b"x" * 300, 4), ((1, 3, 6, 4), None, 0x82)]))
     got = [(ber.decode_oid(o), ber.value_of(t, v)) for o, t, v in ber.decode_varbind_list(vbl)]
-    assert got == [((1, 3, 6, 1), 2**64 - 1), ((1, 3, 6, 2), -5), ((1, 3, 6, 3), b"x" * 300), ((1, 3, 6, 4), None)]
+    assert got == [((1, 3, 6, 1), 2**64 - 1), ((1, 3, 6, 2), -5), ((1, 3, 6, 3), b"x" * 300),
+                   ((1, 3, 6, 4), None)]
     with pytest.raises(ber.BerError):
         ber.decode_varbind_list(vbl[:-3])

@@ -23,7 +23,8 @@ from fabriccfg.telemetry import oids, tables
 from fabriccfg.telemetry.snmp import SnmpPoller, SnmpTarget, index_of
 
 SNMPD = shutil.which("snmpd") or ("/usr/sbin/snmpd" if Path("/usr/sbin/snmpd").exists() else None)
-pytestmark = pytest.mark.skipif(SNMPD is None, reason="net-snmp snmpd is not installed (apt-get install snmpd)")
+pytestmark = pytest.mark.skipif(SNMPD is None,
+                                reason="net-snmp snmpd is not installed (apt-get install snmpd)")
 
 V2C = SnmpAccess(version="2c", community="fabtest")
 V3 = SnmpAccess(version="3", user="fabric", auth_protocol="sha", auth_key="authpass123", priv_protocol="aes",

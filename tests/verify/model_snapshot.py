@@ -15,11 +15,24 @@ from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 from fabriccfg.mock.traffic import IB_ERROR_BITS, TrafficModel
 from fabriccfg.telemetry.model import Sample, Snapshot, labels
 
-PRIO_METRICS = ("pfc_rx_pause", "pfc_tx_pause", "pfc_rx_pause_duration", "pfc_tx_pause_duration",
-                "pfcwd_storm_detected", "pfcwd_storm_restored", "pfcwd_tx_drop")
+PRIO_METRICS = (
+    "pfc_rx_pause",
+    "pfc_tx_pause",
+    "pfc_rx_pause_duration",
+    "pfc_tx_pause_duration",
+    "pfcwd_storm_detected",
+    "pfcwd_storm_restored",
+    "pfcwd_tx_drop",
+)
 TC_METRICS = ("tc_tx_pkts", "tc_tx_bytes", "tc_wred_discard", "tc_no_buffer_discard", "ecn_marked")
-COUNTER32 = ("if_in_errors", "if_out_errors", "if_in_discards", "if_out_discards", "pfc_requests",
-             "pfc_indications")
+COUNTER32 = (
+    "if_in_errors",
+    "if_out_errors",
+    "if_in_discards",
+    "if_out_discards",
+    "pfc_requests",
+    "pfc_indications",
+)
 SKIP_PREFIX = ("rx_prio", "tx_prio", "tc_nobuffer_discard")
 
 
@@ -50,8 +63,13 @@ def snapshot(model: TrafficModel, t: float) -> Snapshot:
                 if name.startswith(SKIP_PREFIX):
                     continue
                 metric, _, idx = name.partition(".")
-                lbl = labels(prio=idx) if metric in PRIO_METRICS and idx else \
-                    labels(tc=idx) if metric in TC_METRICS and idx else ()
+                lbl = (
+                    labels(prio=idx)
+                    if metric in PRIO_METRICS and idx
+                    else labels(tc=idx)
+                    if metric in TC_METRICS and idx
+                    else ()
+                )
                 if metric == "oper_status":
                     snap.add(Sample(dev_name, port, metric, (), "up" if value == 1 else "down", "state"))
                 elif metric == "speed_mbps":
@@ -70,27 +88,69 @@ def snapshot(model: TrafficModel, t: float) -> Snapshot:
             if peer is None:
                 continue
             if not ib and isinstance(dev, Switch):
-                snap.add(Sample(dev_name, port, "lldp_neighbor", labels(remote_port=peer[1]), peer[0], "info"))
+                snap.add(
+                    Sample(dev_name, port, "lldp_neighbor", labels(remote_port=peer[1]), peer[0], "info")
+                )
             if ib:
                 ga, pa = _guid_port(fabric, dev_name, port)
                 gb, pb = _guid_port(fabric, *peer)
-                snap.add(Sample(dev_name, port, "ib_link", labels(
-                    local_guid=ga, local_port=pa, remote_guid=gb, remote_port=pb, remote_device=peer[0],
-                    remote_port_name=peer[1], width="4x", speed="HDR"), f"{peer[0]}:{peer[1]}", "info"))
+                snap.add(
+                    Sample(
+                        dev_name,
+                        port,
+                        "ib_link",
+                        labels(
+                            local_guid=ga,
+                            local_port=pa,
+                            remote_guid=gb,
+                            remote_port=pb,
+                            remote_device=peer[0],
+                            remote_port_name=peer[1],
+                            width="4x",
+                            speed="HDR",
+                        ),
+                        f"{peer[0]}:{peer[1]}",
+                        "info",
+                    )
+                )
     if ib:
         assert fabric.ib is not None
         for i, sw in enumerate(fabric.switches):
-            snap.add(Sample(sw.name, "41", "ib_link", labels(
-                local_guid=sw.guid or "", local_port="41", remote_guid=f"0x00000000000a{i:04x}", remote_port="1",
-                remote_desc="Mellanox Technologies Aggregation Node", width="4x", speed="HDR"),
-                "?:1", "info"))
+            snap.add(
+                Sample(
+                    sw.name,
+                    "41",
+                    "ib_link",
+                    labels(
+                        local_guid=sw.guid or "",
+                        local_port="41",
+                        remote_guid=f"0x00000000000a{i:04x}",
+                        remote_port="1",
+                        remote_desc="Mellanox Technologies Aggregation Node",
+                        width="4x",
+                        speed="HDR",
+                    ),
+                    "?:1",
+                    "info",
+                )
+            )
         want = {s.device: s.priority for s in fabric.ib.subnet_managers}
         best = max(want, key=lambda d: want[d]) if want else None
         for sm in fabric.management_hosts:
             if sm.name in snap.errors:
                 continue
-            snap.add(Sample(sm.name, None, "sm_state", labels(guid=sm.port_guid, priority=want.get(sm.name, 0)),
-                            "master" if sm.name == best else "standby", "state"))
+            snap.add(
+                Sample(
+                    sm.name,
+                    None,
+                    "sm_state",
+                    labels(guid=sm.port_guid, priority=want.get(sm.name, 0)),
+                    "master" if sm.name == best else "standby",
+                    "state",
+                )
+            )
             if fabric.ib.sharp.am_host == sm.name:
-                snap.add(Sample(sm.name, None, "service_state", labels(service="sharp_am"), "active", "state"))
+                snap.add(
+                    Sample(sm.name, None, "service_state", labels(service="sharp_am"), "active", "state")
+                )
     return snap

@@ -30,7 +30,9 @@ class Synth:
     epoch: float = 1_000_000.0
 
     # ----- scenario helpers
-    def add_rate(self, dev: str, port: str, metric: str, rate: float, since: float = 0.0, **lbl: object) -> None:
+    def add_rate(
+        self, dev: str, port: str, metric: str, rate: float, since: float = 0.0, **lbl: object
+    ) -> None:
         self.rates.setdefault((dev, port, metric, labels(**lbl)), []).append((since, rate))
 
     def set_state(self, dev: str, port: str, metric: str, value: str | int, since: float = 0.0) -> None:
@@ -42,8 +44,9 @@ class Synth:
     def speed_gbps(self, dev: str, port: str) -> int:
         return self.fabric.fabric.link_speed
 
-    def pause_storm(self, host: str, nic: str = "mlx5_0", since: float = 0.0, hop_s: float = 1.5,
-                    prio: int = 3) -> list[list[tuple[str, str]]]:
+    def pause_storm(
+        self, host: str, nic: str = "mlx5_0", since: float = 0.0, hop_s: float = 1.5, prio: int = 3
+    ) -> list[list[tuple[str, str]]]:
         """Continuous pause from ``host:nic``, spreading away from it hop by hop (onset + hop_s per hop).
 
         Returns the paused (receiving) ports per hop.
@@ -129,12 +132,22 @@ class Synth:
             self._ibnet(snap, t)
         return snap
 
-    def _c(self, snap: Snapshot, dev: str, port: str, metric: str, base: float, t: float,
-           kind: str = "counter64", **lbl: object) -> None:
+    def _c(
+        self,
+        snap: Snapshot,
+        dev: str,
+        port: str,
+        metric: str,
+        base: float,
+        t: float,
+        kind: str = "counter64",
+        **lbl: object,
+    ) -> None:
         lb = labels(**lbl)
         bits = {"counter32": 32, "counter64": 64, "sat8": 8, "sat16": 16, "sat32": 32, "sat64": 64}[kind]
-        snap.add(Sample(dev, port, metric, lb, self._value((dev, port, metric, lb), base, t, bits, kind),
-                        kind))  # type: ignore[arg-type]
+        snap.add(
+            Sample(dev, port, metric, lb, self._value((dev, port, metric, lb), base, t, bits, kind), kind)
+        )  # type: ignore[arg-type]
 
     def _port(self, snap: Snapshot, dev: str, port: str, t: float, tech: str) -> None:
         rate = self._base_rate(dev, port)
@@ -144,9 +157,19 @@ class Synth:
         self._c(snap, dev, port, "if_out_ucast_pkts", rate / 4096, t)
         self._c(snap, dev, port, "if_in_errors", 0, t, "counter32")
         self._c(snap, dev, port, "if_out_errors", 0, t, "counter32")
-        snap.add(Sample(dev, port, "oper_status", (), self._state(dev, port, "oper_status", "up", t), "state"))
-        snap.add(Sample(dev, port, "speed_mbps", (),
-                        self._state(dev, port, "speed_mbps", self.speed_gbps(dev, port) * 1000, t), "gauge"))
+        snap.add(
+            Sample(dev, port, "oper_status", (), self._state(dev, port, "oper_status", "up", t), "state")
+        )
+        snap.add(
+            Sample(
+                dev,
+                port,
+                "speed_mbps",
+                (),
+                self._state(dev, port, "speed_mbps", self.speed_gbps(dev, port) * 1000, t),
+                "gauge",
+            )
+        )
         if tech == "roce":
             for p in (3,):
                 self._c(snap, dev, port, "pfc_rx_pause", 0, t, prio=p)
@@ -197,13 +220,37 @@ class Synth:
                 a = self.swapped[b]
             ga, pa = self._guid(*a)
             gb, pb = self._guid(*b)
-            snap.add(Sample(sm, None, "ib_link", labels(local_guid=ga, local_port=pa, remote_guid=gb,
-                                                          remote_port=pb, width="4x", speed="HDR"),
-                            "4x HDR", "info"))
+            snap.add(
+                Sample(
+                    sm,
+                    None,
+                    "ib_link",
+                    labels(
+                        local_guid=ga, local_port=pa, remote_guid=gb, remote_port=pb, width="4x", speed="HDR"
+                    ),
+                    "4x HDR",
+                    "info",
+                )
+            )
         for i, sw in enumerate(self.fabric.switches):
-            snap.add(Sample(sm, None, "ib_link", labels(
-                local_guid=sw.guid or "", local_port="41", remote_guid=f"0x00000000000a{i:04x}", remote_port="1",
-                remote_desc="Mellanox Technologies Aggregation Node", width="4x", speed="HDR"), "4x HDR", "info"))
+            snap.add(
+                Sample(
+                    sm,
+                    None,
+                    "ib_link",
+                    labels(
+                        local_guid=sw.guid or "",
+                        local_port="41",
+                        remote_guid=f"0x00000000000a{i:04x}",
+                        remote_port="1",
+                        remote_desc="Mellanox Technologies Aggregation Node",
+                        width="4x",
+                        speed="HDR",
+                    ),
+                    "4x HDR",
+                    "info",
+                )
+            )
 
     def _sm(self, snap: Snapshot, dev: str, t: float) -> None:
         assert self.fabric.ib is not None
@@ -212,7 +259,9 @@ class Synth:
         d = self.fabric.devices[dev]
         assert isinstance(d, ManagementHost)
         state = self._state(dev, "", "sm_state", "master" if dev == best else "standby", t)
-        snap.add(Sample(dev, None, "sm_state", labels(guid=d.port_guid, priority=want.get(dev, 0)), state, "state"))
+        snap.add(
+            Sample(dev, None, "sm_state", labels(guid=d.port_guid, priority=want.get(dev, 0)), state, "state")
+        )
         for svc in ("opensmd", "sharp_am"):
             if svc == "sharp_am" and self.fabric.ib.sharp.am_host != dev:
                 continue

@@ -27,6 +27,7 @@ def fake(monkeypatch, roce):
         def collect(fabric, targets):
             clock["t"] += 2.0
             return synth.snapshot(clock["t"])
+
         return collect
 
     monkeypatch.setattr(runner, "default_collector", collector)
@@ -69,25 +70,29 @@ def test_unknown_exit_3(fake):
 
 def test_storm_and_only(fake):
     fake.pause_storm("gpu07", "mlx5_1", since=0.0, hop_s=0.0)
-    r = invoke("verify", ROCE, "--interval", "0s", "--samples", "3", "--only", "pfc-storm-origin",
-               "--format", "json")
+    r = invoke(
+        "verify", ROCE, "--interval", "0s", "--samples", "3", "--only", "pfc-storm-origin", "--format", "json"
+    )
     assert r.exit_code == 2, r.output
     doc = json.loads(r.output)
     assert [f["origin"] for f in doc["findings"]] == ["gpu07:mlx5_1"]
 
 
-@pytest.mark.parametrize("args", [
-    ("verify",),
-    ("verify", ROCE, "--bogus"),
-    ("verify", ROCE, "--format", "xml"),
-    ("verify", ROCE, "--samples", "0"),
-    ("verify", ROCE, "--interval", "soon"),
-    ("verify", ROCE, "--only", "no-such-check"),
-    ("verify", "/nonexistent/inventory.yaml"),
-    ("verify", ROCE, "--checks", "/nonexistent-dir"),
-    ("watch", ROCE, "--shard", "4/4"),
-    ("watch", ROCE, "--serve", "nohostport"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("verify",),
+        ("verify", ROCE, "--bogus"),
+        ("verify", ROCE, "--format", "xml"),
+        ("verify", ROCE, "--samples", "0"),
+        ("verify", ROCE, "--interval", "soon"),
+        ("verify", ROCE, "--only", "no-such-check"),
+        ("verify", "/nonexistent/inventory.yaml"),
+        ("verify", ROCE, "--checks", "/nonexistent-dir"),
+        ("watch", ROCE, "--shard", "4/4"),
+        ("watch", ROCE, "--serve", "nohostport"),
+    ],
+)
 def test_usage_errors_exit_3(fake, args):
     r = invoke(*args)
     assert r.exit_code == 3, (args, r.output)
@@ -123,3 +128,26 @@ def test_state_dir_gives_rates_to_single_sample_runs(fake, tmp_path):
     doc = json.loads(second.output)
     assert [f["check"] for f in doc["findings"]] == ["lossless-queue-drops"]
     assert doc["interval_s"] == 2.0
+
+
+def test_config_drift_with_running_dir(fake, roce, tmp_path):
+    from fabriccfg.render.engine import render_device
+
+    for name in ("leaf-r0", "leaf-r1"):
+        for fname, text in render_device(roce, name).files.items():
+            (tmp_path / name).mkdir(exist_ok=True)
+            (tmp_path / name / fname).write_text(text)
+    args = ("verify", ROCE, "--interval", "0s", "--only", "config-drift", "--format", "json")
+    r = invoke(*args)  # no running configs: UNKNOWN check state, not a finding
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["checks"][0]["state"] == "unknown"
+    r = invoke(*args, "--running", str(tmp_path))
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["checks"][0]["state"] == "ok"
+    cfg = tmp_path / "leaf-r0" / "config.txt"
+    lines = cfg.read_text().splitlines()
+    cfg.write_text("\n".join(ln for ln in lines if "pfc" not in ln.lower()) + "\n")
+    r = invoke(*args, "--running", str(tmp_path))
+    assert r.exit_code == 1, r.output
+    (f,) = json.loads(r.output)["findings"]
+    assert f["check"] == "config-drift" and f["device"] == "leaf-r0" and f["value"] >= 1

@@ -56,9 +56,23 @@ def test_healthy_roce_then_storm(roce, roce_mock, live_checks):
 
 
 def test_cli_against_mock_json(roce_mock):
-    r = CliRunner().invoke(app, ["verify", str(ROOT / "inventories" / "roce-lab.yaml"), "--endpoints",
-                                 str(roce_mock.endpoints_file), "--interval", "1s", "--format", "json",
-                                 "--only", "link-state-speed", "--only", "eth-cabling"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "verify",
+            str(ROOT / "inventories" / "roce-lab.yaml"),
+            "--endpoints",
+            str(roce_mock.endpoints_file),
+            "--interval",
+            "1s",
+            "--format",
+            "json",
+            "--only",
+            "link-state-speed",
+            "--only",
+            "eth-cabling",
+        ],
+    )
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
     assert doc["status"] == "OK" and doc["devices"] == 14
@@ -92,3 +106,39 @@ def test_demo_storm_step(roce, tmp_path, monkeypatch):
     out = buf.getvalue()
     assert d.problems == [], out
     assert "storm origin: gpu03:mlx5_0" in out and "path: gpu03:mlx5_0 -> leaf-r0:swp3" in out, out
+
+
+def test_push_verify_rolls_back_on_critical(roce, tmp_path, monkeypatch):
+    from fabriccfg.push import hooks
+
+    monkeypatch.setattr(hooks, "post_push_checks", [])
+    with MockFabric(roce, scenarios=["lossless-drop:leaf-r0:swp3"], workdir=tmp_path / "mock") as mock:
+        r = CliRunner().invoke(
+            app,
+            [
+                "push",
+                str(ROOT / "inventories" / "roce-lab.yaml"),
+                "--endpoints",
+                str(mock.endpoints_file),
+                "--yes",
+                "--verify",
+                "--device",
+                "leaf-r0",
+                "--device",
+                "leaf-r2",
+                "--run-dir",
+                str(tmp_path / "runs"),
+                "--format",
+                "json",
+            ],
+        )
+    assert [c.__name__ for c in hooks.post_push_checks] == ["fabriccfg_verify"]
+    doc = json.loads(r.stdout[r.stdout.index("{") :])
+    states = {
+        d["name"]: (d["state"], d.get("reason", ""))
+        for d in doc["devices"]
+        if d["name"] in ("leaf-r0", "leaf-r2")
+    }
+    assert states["leaf-r0"][0] == "rolled-back", states
+    assert "lossless-queue-drops CRITICAL at leaf-r0:swp3" in states["leaf-r0"][1]
+    assert states["leaf-r2"][0] == "applied", states

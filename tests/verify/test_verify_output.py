@@ -25,7 +25,17 @@ def test_json_shape(roce, checks):
     assert doc["status"] == "CRITICAL" and doc["exit_code"] == 2
     assert isinstance(doc["findings"], list) and doc["findings"]
     for f in doc["findings"]:
-        assert {"check", "severity", "device", "port", "priority", "value", "threshold", "hint", "message"} <= set(f)
+        assert {
+            "check",
+            "severity",
+            "device",
+            "port",
+            "priority",
+            "value",
+            "threshold",
+            "hint",
+            "message",
+        } <= set(f)
         assert f["severity"] in ("warning", "critical", "unknown")
     storm = next(f for f in doc["findings"] if f["check"] == "pfc-storm-origin")
     assert storm["origin"] == "gpu03:mlx5_0" and storm["path"][0] == "gpu03:mlx5_0"

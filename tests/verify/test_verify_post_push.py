@@ -22,8 +22,8 @@ def _collector(synth: Synth):
 
 def test_critical_on_device_is_a_problem(roce, checks):
     synth = Synth(roce)
-    synth.set_state("leaf-r1", "Ethernet224", "oper_status", "down")   # pushed device: critical
-    synth.set_state("leaf-r0", "swp29", "speed_mbps", 200000)           # other device: ignored
+    synth.set_state("leaf-r1", "Ethernet224", "oper_status", "down")  # pushed device: critical
+    synth.set_state("leaf-r0", "swp29", "speed_mbps", 200000)  # other device: ignored
     check = post_push.make_check(roce, checks, collector=_collector(synth), sleep=lambda s: None)
     problems = check(SimpleNamespace(name="leaf-r1", endpoint=None))
     assert len(problems) == 1

@@ -15,7 +15,9 @@ from .conftest import ROOT
 
 PROM = ROOT / "checks" / "prometheus"
 promtool = shutil.which("promtool")
-needs_promtool = pytest.mark.skipif(promtool is None, reason="promtool not installed (Debian package 'prometheus')")
+needs_promtool = pytest.mark.skipif(
+    promtool is None, reason="promtool not installed (Debian package 'prometheus')"
+)
 
 
 def test_every_shipped_check_has_an_alert():
@@ -28,14 +30,24 @@ def test_every_shipped_check_has_an_alert():
 
 @needs_promtool
 def test_promtool_check_rules():
-    r = subprocess.run([promtool, "check", "rules", "fabriccfg-alerts.yml"], cwd=PROM, capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [promtool, "check", "rules", "fabriccfg-alerts.yml"],
+        cwd=PROM,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 @needs_promtool
 def test_promtool_test_rules():
-    r = subprocess.run([promtool, "test", "rules", "fabriccfg-alerts.test.yml"], cwd=PROM, capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [promtool, "test", "rules", "fabriccfg-alerts.test.yml"],
+        cwd=PROM,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "SUCCESS" in r.stdout + r.stderr

@@ -37,8 +37,10 @@ def test_no_findings(request, checks, lab, scenarios):
     assert report.findings == [], show(report)
 
 
-@pytest.mark.parametrize("lab,device", [("roce", "leaf-r1"), ("roce", "gpu02"), ("roce", "spine1"),
-                                        ("ib", "ib-leaf-r0"), ("ib", "sm2")])
+@pytest.mark.parametrize(
+    "lab,device",
+    [("roce", "leaf-r1"), ("roce", "gpu02"), ("roce", "spine1"), ("ib", "ib-leaf-r0"), ("ib", "sm2")],
+)
 def test_reboot_no_false_alert(request, checks, lab, device):
     fabric = request.getfixturevalue(lab)
     for times in ((8.0, 12.0, 14.0), (9.0, 10.5, 30.0), (5.0, 9.5, 11.0)):
@@ -112,13 +114,16 @@ def test_ib_symbol_errors(ib, checks):
 
 def test_cabling_swap_roce(roce, checks):
     report = verify(roce, checks, ["cabling-swap:leaf-r0:swp1,leaf-r0:swp2"], TIMES)
-    assert found(report) == {("eth-cabling", "leaf-r0", "swp1"), ("eth-cabling", "leaf-r0", "swp2")}, show(report)
+    assert found(report) == {("eth-cabling", "leaf-r0", "swp1"), ("eth-cabling", "leaf-r0", "swp2")}, show(
+        report
+    )
 
 
 def test_cabling_swap_ib(ib, checks):
     report = verify(ib, checks, ["cabling-swap:ib-leaf-r0:1/31,ib-leaf-r0:1/33"], TIMES)
-    assert found(report) == {("ib-cabling", "ib-leaf-r0", "1/31"), ("ib-cabling", "ib-leaf-r0", "1/33")}, \
+    assert found(report) == {("ib-cabling", "ib-leaf-r0", "1/31"), ("ib-cabling", "ib-leaf-r0", "1/33")}, (
         show(report)
+    )
 
 
 def test_link_flap_caught_while_down(roce, ib, checks):

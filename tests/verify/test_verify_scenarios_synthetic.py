@@ -181,10 +181,12 @@ def test_user_check_dir_overrides_and_adds(roce, checks, tmp_path):
 
     (tmp_path / "ecn.yaml").write_text(
         "id: ecn-congestion\nvalue: ratio(rate(ecn_marked), rate(tc_tx_pkts))\nwarn: '> 0.01'\n"
-        "scope: {technology: [roce], kinds: [switch], priority: lossless}\nhint: tuned\n")
+        "scope: {technology: [roce], kinds: [switch], priority: lossless}\nhint: tuned\n"
+    )
     (tmp_path / "util.yaml").write_text(
         "id: uplink-utilisation\nvalue: ratio(rate(if_out_octets) * 8, link_bps)\nwarn: 0.2\n"
-        "scope: {kinds: [switch], ports: 'swp(29|30)'}\n")
+        "scope: {kinds: [switch], ports: 'swp(29|30)'}\n"
+    )
     mine = load_checks([tmp_path])
     assert next(c for c in mine if c.id == "ecn-congestion").hint == "tuned"
     report = run(Synth(roce), mine)

@@ -63,8 +63,15 @@ def test_congestion_pause_is_not_a_storm(roce, checks):
 def test_watchdog_fired(roce, checks):
     s = Synth(roce)
     s.add_rate("leaf-r1", "Ethernet0", "pfcwd_storm_detected", 0.5, prio=3)
-    report = evaluate([c for c in checks if c.id == "pfc-watchdog-fired"],
-                      Context(roce, [s.snapshot(t) for t in (10.0, 14.0)]))
+    report = evaluate(
+        [c for c in checks if c.id == "pfc-watchdog-fired"],
+        Context(roce, [s.snapshot(t) for t in (10.0, 14.0)]),
+    )
     f = report.findings[0]
-    assert (f.check, f.device, f.port, f.severity, f.value) == ("pfc-watchdog-fired", "leaf-r1", "Ethernet0",
-                                                                "warning", 2)
+    assert (f.check, f.device, f.port, f.severity, f.value) == (
+        "pfc-watchdog-fired",
+        "leaf-r1",
+        "Ethernet0",
+        "warning",
+        2,
+    )

@@ -28,7 +28,7 @@ def _collector(synth: Synth, step: float = 2.0):
 def test_shards_partition_devices_stably(roce):
     names = list(roce.devices)
     parts = [[n for n in names if runner.in_shard(n, (i, 3))] for i in range(3)]
-    assert sorted(sum(parts, [])) == sorted(names)
+    assert sorted(n for part in parts for n in part) == sorted(names)
     assert runner.shard_of("leaf-r0", 7) == runner.shard_of("leaf-r0", 7)
     assert runner.parse_shard("2/3") == (2, 3)
 

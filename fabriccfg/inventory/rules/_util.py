@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from fabriccfg.inventory.derive import switch_ports
+from fabriccfg.inventory.derive import port_speed, switch_ports
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Device, Fabric, Switch
@@ -61,16 +61,9 @@ _SPEEDS: list[tuple[Fabric, list[int]]] = []
 
 
 def end_speed(fabric: Fabric, device: Device, port: str) -> int:
-    """Speed of one link end (breakout lane, switch/NIC setting, fabric default), using the port cache."""
-    if device.kind == "switch":
-        sw: Switch = device  # type: ignore[assignment]
-        lane = ports_of(sw).get(port, 0)
-        return lane or sw.port_speed or fabric.fabric.link_speed
-    if device.kind == "host":
-        for nic in device.nics:  # type: ignore[union-attr]
-            if port in (nic.name, nic.netdev):
-                return nic.speed or fabric.fabric.link_speed
-    return fabric.fabric.link_speed
+    """Speed of one link end (:func:`derive.port_speed`) with the switch port table cached."""
+    ports = ports_of(device) if device.kind == "switch" else None  # type: ignore[arg-type]
+    return port_speed(fabric, device, port, ports)
 
 
 def link_speeds(fabric: Fabric) -> list[int]:

@@ -6,7 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fabriccfg.telemetry.parsers import ethtool, ibnetdiscover, ibqueryerrors, perfquery, sminfo
+from fabriccfg.telemetry.parsers import (
+    eos,
+    ethtool,
+    ibnetdiscover,
+    ibqueryerrors,
+    nvue,
+    nxos,
+    perfquery,
+    sminfo,
+    sonic,
+)
 
 PARSERS: dict[str, Callable[[str], Any]] = {
     "perfquery": perfquery.parse,
@@ -14,5 +24,16 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "ibnetdiscover": ibnetdiscover.parse,
     "sminfo": sminfo.parse,
     "ethtool": ethtool.parse,
+    "eos_ecn": eos.parse_ecn,
+    "eos_pfc": eos.parse_pfc,
+    "eos_pfcwd": eos.parse_watchdog,
+    "sonic_pfcwd": sonic.parse_pfcwd,
+    "sonic_queue": sonic.parse_queue_counters,
+    "sonic_wred": sonic.parse_wred,
+    "sonic_pfc": sonic.parse_pfc,
+    "nvue_roce": nvue.parse_roce_counters,
+    "nvue_pfcwd": nvue.parse_watchdog,
+    "nxos_queuing": nxos.parse_queuing,
+    "nxos_pfc_queue": nxos.parse_pfc_queue,
 }
 """Tool name (the fixture folder) -> structured parser."""

@@ -59,6 +59,8 @@ class IbContext:
             name = self.resolve(norm_guid(guid) if guid else None, desc)
             if name:
                 return name
+            if guid is not None:  # inventory-backed and unknown (e.g. a SHARP aggregation node): its GUID
+                return norm_guid(guid)
         if desc:
             return host_of_desc(desc)
         return norm_guid(guid) if guid else "unknown"

@@ -51,7 +51,7 @@ def samples(device: str, text: str, port: str | None = None) -> list[Sample]:
             metric = f"pfc_{m.group('dir')}_pause" + ("_duration" if m.group("dur") else "")
             out.append(Sample(device, port, metric, labels(prio=m.group("p")), value, "counter64"))
             continue
-        metric = DIRECT.get(name)
-        if metric is not None:
-            out.append(Sample(device, port, metric, (), value, "counter64"))
+        direct = DIRECT.get(name)
+        if direct is not None:
+            out.append(Sample(device, port, direct, (), value, "counter64"))
     return out

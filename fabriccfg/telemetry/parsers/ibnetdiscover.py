@@ -6,7 +6,7 @@ a ``Switch``/``Ca`` line, then one line per connected port::
     Switch\t41 "S-b8599f0300fc6de4"\t\t# "MF0;r-ufm-sw95:MQM8700/U1" enhanced port 0 lid 13 lmc 0
     [24]\t"H-ec0d9a03007d7d0b"[1](ec0d9a03007d7d0b) \t\t# "r-dcs96 HCA-2" lid 28 4xEDR
     Ca\t1 "H-0002c9030004829c"\t\t# "MT25408 ConnectX Mellanox Technologies"
-    [1](2c9030004829d) \t"S-0002c902004827b0"[9]\t\t# lid 78 lmc 0 "Infiniscale-IV Mellanox Technologies" lid 13 4xQDR
+    [1](2c9030004829d) \t"S-0002c902004827b0"[9]\t\t# lid 78 lmc 0 "Infiniscale-IV ..." lid 13 4xQDR
 
 Whitespace is free (the real captures collapse tabs). ``-p`` format: one line per port::
 
@@ -44,8 +44,8 @@ _P_LINE = re.compile(
     r"(?P<speed>\S+)\s*(?:-\s+(?P<rtype>SW|CA|RT)\s+(?P<rlid>\d+)\s+(?P<rport>\d+)\s+(?P<rguid>0x[0-9a-fA-F]+)\s*)?"
     r"(?:\(\s*'(?P<ldesc>[^']*)'\s*-\s*'(?P<rdesc>[^']*)'\s*\)|'(?P<desc>[^']*)')?\s*$"
 )
-_TYPES = {"Switch": "switch", "Ca": "ca", "Rt": "router", "SW": "switch", "CA": "ca", "RT": "router", "S": "switch",
-          "H": "ca", "R": "router"}
+_TYPES = {"Switch": "switch", "Ca": "ca", "Rt": "router", "SW": "switch", "CA": "ca", "RT": "router",
+          "S": "switch", "H": "ca", "R": "router"}
 
 
 @dataclass
@@ -76,8 +76,8 @@ class IbNode:
     links: list[IbLink] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
-        return {"type": self.type, "guid": self.guid, "nports": self.nports, "desc": self.desc, "lid": self.lid,
-                "attrs": self.attrs, "links": [lk.to_json() for lk in self.links]}
+        return {"type": self.type, "guid": self.guid, "nports": self.nports, "desc": self.desc,
+                "lid": self.lid, "attrs": self.attrs, "links": [lk.to_json() for lk in self.links]}
 
 
 def parse(text: str) -> list[IbNode]:
@@ -101,8 +101,9 @@ def parse(text: str) -> list[IbNode]:
         if m:
             rest = m.group("rest") or ""
             lid = _LID.search(rest)
-            cur = IbNode(type=_TYPES[m.group("type")], guid=norm_guid(m.group("id")), nports=int(m.group("nports")),
-                         desc=m.group("desc") or "", lid=int(lid.group(1)) if lid else None, attrs=attrs)
+            cur = IbNode(type=_TYPES[m.group("type")], guid=norm_guid(m.group("id")),
+                         nports=int(m.group("nports")), desc=m.group("desc") or "",
+                         lid=int(lid.group(1)) if lid else None, attrs=attrs)
             attrs = {}
             nodes.append(cur)
             by_guid[cur.guid] = cur

@@ -14,7 +14,8 @@ from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.telemetry.parsers._common import IbContext, norm_guid
 
 _LINE = re.compile(
-    r"sminfo:\s*sm lid\s+(?P<lid>\d+)\s+sm guid\s+(?P<guid>0x[0-9a-fA-F]+),?\s+activity count\s+(?P<act>\d+)\s+"
+    r"sminfo:\s*sm lid\s+(?P<lid>\d+)\s+sm guid\s+(?P<guid>0x[0-9a-fA-F]+),?\s+"
+    r"activity count\s+(?P<act>\d+)\s+"
     r"priority\s+(?P<prio>\d+)\s+state\s+(?P<state>\d+)(?:\s+(?P<name>\S+))?"
 )
 STATES = {0: "notactive", 1: "discovering", 2: "standby", 3: "master"}
@@ -52,5 +53,6 @@ def samples(device: str, text: str, ctx: IbContext | None = None) -> list[Sample
         name = ctx.device(sm.guid, None)
         lbl = labels(guid=sm.guid, lid=sm.lid, priority=sm.priority, source=device)
         out.append(Sample(name, None, "sm_state", lbl, sm.state, "state"))
-        out.append(Sample(name, None, "sm_activity", labels(guid=sm.guid, source=device), sm.activity, "counter32"))
+        out.append(Sample(name, None, "sm_activity", labels(guid=sm.guid, source=device), sm.activity,
+                          "counter32"))
     return out

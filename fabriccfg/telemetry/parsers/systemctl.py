@@ -15,4 +15,5 @@ def samples(device: str, text: str, units: tuple[str, ...]) -> list[Sample]:
     states = parse(text)
     if len(states) != len(units):
         return []
-    return [Sample(device, None, "service_state", labels(service=u), st, "state") for u, st in zip(units, states, strict=True)]
+    return [Sample(device, None, "service_state", labels(service=u), st, "state")
+            for u, st in zip(units, states, strict=True)]

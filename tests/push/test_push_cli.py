@@ -1,0 +1,65 @@
+"""`fabriccfg push` and the live `fabriccfg diff` through the CLI, against the real mock fabric."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+import fabriccfg
+from fabriccfg.cli import app
+
+ROCE = str(Path(fabriccfg.__file__).parent / "data" / "inventories" / "roce-lab.yaml")
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+def test_push_json_then_live_diff_is_clean(lab: Any, roce: Any, tmp_path: Path) -> None:
+    with lab(roce, faults=["leaf-r2:unreachable"]) as lb:
+        ep = str(lb.mock.endpoints_file)
+        res = run("diff", ROCE, "--endpoints", ep, "-d", "leaf-r3")
+        assert res.exit_code == 1, res.output
+        assert "leaf-r3" in res.output
+        res = run("push", ROCE, "--endpoints", ep, "-d", "leaf-r3", "-d", "leaf-r0", "--yes",
+                  "--format", "json", "--run-dir", str(tmp_path / "runs"))
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        assert {d["name"]: d["state"] for d in doc["devices"]} == {"leaf-r0": "applied", "leaf-r3": "applied"}
+        assert Path(doc["run_dir"], "report.json").is_file()
+        res = run("diff", ROCE, "--endpoints", ep, "-d", "leaf-r3", "-d", "leaf-r0")
+        assert res.exit_code == 0, res.output
+        res = run("diff", ROCE, "--endpoints", ep, "-d", "leaf-r2")
+        assert res.exit_code == 3, res.output
+        assert "cannot read" in res.output
+
+
+def test_push_without_tty_or_yes_is_a_dry_run(lab: Any, roce: Any, tmp_path: Path) -> None:
+    with lab(roce) as lb:
+        ep = str(lb.mock.endpoints_file)
+        res = run("push", ROCE, "--endpoints", ep, "-d", "leaf-r3", "--run-dir", str(tmp_path / "runs"))
+        assert "running as --dry-run" in res.output
+        assert res.exit_code == 1  # changes pending, none applied
+        assert run("diff", ROCE, "--endpoints", ep, "-d", "leaf-r3").exit_code == 1
+
+
+def test_push_usage_errors_exit_2(lab: Any, roce: Any, tmp_path: Path) -> None:
+    res = run("push", ROCE, "--endpoints", str(tmp_path / "missing.json"), "--yes")
+    assert res.exit_code == 2 and "no endpoints file" in res.output
+    with lab(roce) as lb:
+        res = run("push", ROCE, "--endpoints", str(lb.mock.endpoints_file), "-d", "nosuch", "--yes")
+        assert res.exit_code == 2 and "no device named 'nosuch'" in res.output
+
+
+def test_insecure_host_keys_is_loud(lab: Any, roce: Any, tmp_path: Path) -> None:
+    with lab(roce, faults=["leaf-r3:hostkey-changed"]) as lb:
+        ep = str(lb.mock.endpoints_file)
+        res = run("push", ROCE, "--endpoints", ep, "-d", "leaf-r3", "--yes", "--run-dir", str(tmp_path / "r"))
+        assert res.exit_code == 1 and "host key" in res.output
+        res = run("push", ROCE, "--endpoints", ep, "-d", "leaf-r3", "--yes", "--insecure-host-keys",
+                  "--run-dir", str(tmp_path / "r"))
+        assert res.exit_code == 0, res.output
+        assert "WARNING" in res.output and "NOT checked" in res.output
