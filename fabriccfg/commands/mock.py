@@ -51,17 +51,20 @@ def _table(endpoints_file: Path, start_seconds: float | None, faults: dict[str, 
                   f"{endpoints_file.with_name(endpoints_file.stem + '.known_hosts')}")
 
 
-def up(
-    inventory: Annotated[Path, typer.Argument(metavar="INVENTORY", help="Inventory YAML", show_default=False)],
+def up(  # noqa: PLR0917 (typer maps parameters to options)
+    inventory: Annotated[Path, typer.Argument(metavar="INVENTORY", help="Inventory YAML",
+                                              show_default=False)],
     scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", metavar="NAME[:ARGS]",
                                                        help="Traffic scenario (repeatable)")] = None,
     fault: Annotated[list[str] | None, typer.Option("--fault", metavar="DEVICE:KIND[=ARG]",
                                                     help="Inject a fault (repeatable)")] = None,
     endpoints: EndpointsOpt = DEFAULT_ENDPOINTS,
-    detach: Annotated[bool, typer.Option("--detach", "-d", help="Run in the background; stop with 'mock down'")]
+    detach: Annotated[bool, typer.Option("--detach", "-d",
+                                         help="Run in the background; stop with 'mock down'")]
     = False,
     seed: Annotated[int, typer.Option("--seed", help="Traffic model seed")] = 0,
-    workers: Annotated[int | None, typer.Option("--workers", help="Worker processes (default: by size)")] = None,
+    workers: Annotated[int | None, typer.Option("--workers",
+                                                help="Worker processes (default: by size)")] = None,
     serve: Annotated[bool, typer.Option("--serve-detached", hidden=True)] = False,
 ) -> None:
     """Start one mock device per managed device of INVENTORY and write the endpoints file."""
@@ -112,7 +115,8 @@ def up(
         remove_files(endpoints, mock.processes)
 
 
-def _detach(inventory: Path, scenarios: list[str], faults: list[str], endpoints: Path, seed: int,
+def _detach(  # noqa: PLR0917
+        inventory: Path, scenarios: list[str], faults: list[str], endpoints: Path, seed: int,
             workers: int | None, pid_file: Path) -> None:
     from fabriccfg.mock.fabric import remove_files
 

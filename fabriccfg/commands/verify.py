@@ -139,6 +139,8 @@ def verify_cmd(  # noqa: PLR0917 (typer maps parameters to options)
                                interval=every, store=store, running_configs=running_configs)
     except KeyboardInterrupt:
         raise fail("interrupted") from None
+    except Exception as exc:  # a collector or store failure is UNKNOWN, never a traceback
+        raise fail(f"verify could not run: {type(exc).__name__}: {exc}") from None
     finally:
         if store is not None:
             store.close()
@@ -188,8 +190,12 @@ def watch_cmd(  # noqa: PLR0917
     loop = watch.Watcher(fabric, tgts, check_list, runner.default_collector(), shard=shard_t,
                          state_dir=state_dir, textfile=textfile)
     if once:
-        report = loop.round()
-        loop.close()
+        try:
+            report = loop.round()
+        except Exception as exc:  # UNKNOWN, never a traceback
+            raise fail(f"watch round failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            loop.close()
         typer.echo(out_mod.render(report, fmt).rstrip("\n"))
         raise typer.Exit(report.exit_code)
     server = None

@@ -7,6 +7,7 @@ The C YAML composer gives each node its line and column; we build plain data plu
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import types
@@ -541,6 +542,26 @@ def validation_findings(exc: ValidationError, data: Any, src: Source) -> list[Fi
             continue
         seen.add((path, rule))
         out.append(src.finding(rule, "error", msg, path))
+    return _collapse_profile_repeats(out)
+
+
+_DEVICE_REF = re.compile(r"\b(switches|hosts|management_hosts)\.\d+")
+
+
+def _collapse_profile_repeats(findings: list[Finding]) -> list[Finding]:
+    """One finding per mistake: a bad value in a profile is reported once, not once per device using it."""
+    groups: dict[tuple[str, int, int, str], list[Finding]] = {}
+    for f in findings:
+        key = (f.rule, f.line, f.col, _DEVICE_REF.sub("<device>", f.message))
+        groups.setdefault(key, []).append(f)
+    out: list[Finding] = []
+    for same in groups.values():
+        first = same[0]
+        if len(same) > 1:
+            first = dataclasses.replace(
+                first, message=f"{first.message} (and {len(same) - 1} more devices using the same profile)"
+            )
+        out.append(first)
     return out
 
 

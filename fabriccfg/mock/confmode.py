@@ -156,7 +156,10 @@ class ConfigEditor:
         return self.resolve(body) is not None
 
     def apply(self, line: str) -> str:
-        """Apply one stripped line: "invalid" (no mode accepts it), "mode" (entered a sub-mode) or "change"."""
+        """Apply one stripped line.
+
+        Returns "invalid" (no mode accepts it), "mode" (entered a sub-mode) or "change".
+        """
         negated, body = self.grammar.strip_negation(line)
         found = self.resolve(body)
         if found is None:

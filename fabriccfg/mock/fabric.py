@@ -19,7 +19,6 @@ import importlib
 import json
 import logging
 import math
-import multiprocessing
 import os
 import secrets as pysecrets
 import threading
@@ -175,7 +174,8 @@ class Worker:
 
         results = list(await asyncio.gather(*(one(n) for n in spec.names)))
         if spec.control_path:
-            self._control_task = asyncio.get_running_loop().create_task(self._control_loop(Path(spec.control_path)))
+            loop = asyncio.get_running_loop()
+            self._control_task = loop.create_task(self._control_loop(Path(spec.control_path)))
         return results
 
     async def _start_agent(self, name: str, f: Faults) -> int | None:
@@ -249,22 +249,29 @@ def _control_ack_name(control: Path, worker_id: int) -> Path:
     return control.with_name(control.name.removesuffix(".control.json") + f".ack.{worker_id}")
 
 
-def _process_main(conn: Any, spec: WorkerSpec) -> None:
-    """Entry point of a worker process: start, report ports, serve until told to stop (or EOF)."""
+def worker_entry() -> None:
+    """Entry point of a worker process (``python -c 'from fabriccfg.mock.fabric import worker_entry;
+    worker_entry()'``): read a pickled :class:`WorkerSpec` on stdin, start, write the pickled result on
+    stdout, then serve until stdin closes (the parent stopping or dying)."""
+    import pickle
     import signal
+    import sys
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    spec = pickle.load(sys.stdin.buffer)  # noqa: S301 - our own parent process wrote it
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     worker = Worker(spec)
     try:
-        started = loop.run_until_complete(worker.start())
+        started: Any = ("ok", loop.run_until_complete(worker.start()))
     except Exception as exc:
-        conn.send(("error", f"{exc.__class__.__name__}: {exc}"))
+        started = ("error", f"{exc.__class__.__name__}: {exc}")
+    sys.stdout.buffer.write(pickle.dumps(started))
+    sys.stdout.buffer.flush()
+    if started[0] != "ok":
         return
-    conn.send(("ok", started))
     stop = asyncio.Event()
-    loop.add_reader(conn.fileno(), stop.set)
+    loop.add_reader(sys.stdin.fileno(), stop.set)
     loop.run_until_complete(stop.wait())
     worker.close()
     loop.run_until_complete(asyncio.sleep(0))
@@ -350,7 +357,8 @@ class MockFabric:
         passwords = {n: pysecrets.token_urlsafe(12) for n in self.names}
         community = "mock-" + pysecrets.token_hex(6)
         v3_name = (creds.snmp.user if creds.snmp and creds.snmp.user else None) or "fabric"
-        v3 = {"user": v3_name, "auth_key": pysecrets.token_urlsafe(12), "priv_key": pysecrets.token_urlsafe(12),
+        v3 = {"user": v3_name, "auth_key": pysecrets.token_urlsafe(12),
+              "priv_key": pysecrets.token_urlsafe(12),
               "auth_protocol": "sha", "priv_protocol": "aes"}
         client = asyncssh.generate_private_key("ssh-ed25519")
         self.client_key_file.write_bytes(client.export_private_key("openssh"))
@@ -359,7 +367,8 @@ class MockFabric:
         t0 = time.time()
         self._write_control()
         chunks = [self.names[i::self.processes] for i in range(self.processes)] if self.names else [[]]
-        specs = [WorkerSpec(worker_id=i, fabric=self.fabric, names=chunk, passwords=passwords, username=username,
+        specs = [WorkerSpec(worker_id=i, fabric=self.fabric, names=chunk, passwords=passwords,
+                            username=username,
                             community=community, v3_user=v3, fault_specs=self.fault_specs,
                             scenarios=self.scenarios, seed=self.seed, t0=t0, client_key=client_pub,
                             control_path=str(self.control_file), host=self.host, snmp=self.snmp)
@@ -384,21 +393,33 @@ class MockFabric:
         return fut.result(timeout=120)
 
     def _start_processes(self, specs: list[WorkerSpec]) -> list[StartedDevice]:
-        ctx = multiprocessing.get_context("spawn")
+        import pickle
+        import select
+        import subprocess
+        import sys
+
+        # Plain subprocesses, not multiprocessing: works from any caller (no __main__ guard needed).
         for spec in specs:
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_process_main, args=(child, spec), daemon=True,
-                               name=f"mock-worker-{spec.worker_id}")
-            proc.start()
-            child.close()
-            self._procs.append((proc, parent))
+            proc = subprocess.Popen(
+                [sys.executable, "-c", "from fabriccfg.mock.fabric import worker_entry; worker_entry()"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert proc.stdin is not None
+            proc.stdin.write(pickle.dumps(spec))
+            proc.stdin.flush()
+            self._procs.append((proc, spec.worker_id))
         out: list[StartedDevice] = []
-        for proc, conn in self._procs:
-            if not conn.poll(120):
-                raise MockError(f"{proc.name} did not start within 120 s")
-            status, payload = conn.recv()
+        deadline = time.monotonic() + 120
+        for proc, wid in self._procs:
+            assert proc.stdout is not None
+            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise MockError(f"mock worker {wid} did not start within 120 s")
+            try:
+                status, payload = pickle.load(proc.stdout)  # noqa: S301 - our own child
+            except EOFError:
+                raise MockError(f"mock worker {wid} exited during start (status {proc.wait()})") from None
             if status != "ok":
-                raise MockError(f"{proc.name}: {payload}")
+                raise MockError(f"mock worker {wid}: {payload}")
             out.extend(payload)
         return out
 
@@ -420,15 +441,18 @@ class MockFabric:
         self._worker = None
         self._loop = None
         self._thread = None
-        for proc, conn in self._procs:
-            with contextlib.suppress(Exception):
-                conn.send("stop")
-                conn.close()
         for proc, _ in self._procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
+            with contextlib.suppress(Exception):
+                proc.stdin.close()
+        for proc, _ in self._procs:
+            try:
+                proc.wait(timeout=5)
+            except Exception:
                 proc.terminate()
-                proc.join(timeout=2)
+                with contextlib.suppress(Exception):
+                    proc.wait(timeout=2)
+            with contextlib.suppress(Exception):
+                proc.stdout.close()
         self._procs = []
 
     # ----- files
@@ -446,7 +470,8 @@ class MockFabric:
                 snmp = (SnmpAccess(version="2c", community=community) if version == "2c" else
                         SnmpAccess(version="3", user=v3["user"], auth_protocol="sha", auth_key=v3["auth_key"],
                                    priv_protocol="aes", priv_key=v3["priv_key"]))
-            eps.append(Endpoint(name=s.name, platform=dev.platform, device_type=info.device_type, host=self.host,
+            eps.append(Endpoint(name=s.name, platform=dev.platform, device_type=info.device_type,
+                                host=self.host,
                                 ssh_port=s.ssh_port, snmp_port=s.snmp_port, username=username,
                                 password=passwords[s.name], known_hosts=str(self.known_hosts.resolve()),
                                 snmp=snmp))

@@ -19,6 +19,7 @@ import re
 import shlex
 import time
 from collections.abc import Callable
+from typing import ClassVar
 
 from fabriccfg.mock.ssh import CliProfile, CliSession, DeviceState
 
@@ -28,6 +29,9 @@ Command = Callable[["ShellSession", list[str], str], Result]
 OPERATORS = {";", "&&", "||", "|"}
 REDIRECTS = {">", ">>", "<", "<<"}
 MANAGED_PREFIXES = ("/etc/", "/sys/")
+
+
+_BLOCK = re.compile(r"(if|then|else|elif|fi|for|while|do|done|case|esac|function)\b|\w+\s*\(\)\s*\{|[{}]$")
 
 
 class _Drop(Exception):
@@ -157,7 +161,7 @@ class ShellSession(CliSession):
     user = "admin"
     home = "/home/admin"
     prompt_host_suffix = ""
-    commands: dict[str, Command] = {}
+    commands: ClassVar[dict[str, Command]] = {}
 
     def __init__(self, dev: DeviceState) -> None:
         super().__init__(dev)
@@ -173,13 +177,15 @@ class ShellSession(CliSession):
         return self.root_levels > 0
 
     def banner(self) -> str:
-        return f"Linux {self.dev.name} 6.1.0-28-amd64 #1 SMP x86_64\nLast login: {time.ctime()} from 127.0.0.1\n"
+        return (f"Linux {self.dev.name} 6.1.0-28-amd64 #1 SMP x86_64\n"
+                f"Last login: {time.ctime()} from 127.0.0.1\n")
 
     def prompt(self) -> str:
         if self.heredoc is not None:
             return "> "
         user = "root" if self.is_root else self.user
-        cwd = "~" + self.cwd[len(self.home):] if self.cwd.startswith(self.home) and not self.is_root else self.cwd
+        in_home = self.cwd.startswith(self.home) and not self.is_root
+        cwd = "~" + self.cwd[len(self.home):] if in_home else self.cwd
         if self.is_root and self.cwd == self.home:
             cwd = self.home
         return f"{user}@{self.dev.name}{self.prompt_host_suffix}:{cwd}{'#' if self.is_root else '$'} "
@@ -293,7 +299,7 @@ class ShellSession(CliSession):
         name = argv[0]
         if name == "sudo":
             rest = [a for a in argv[1:] if a not in ("-n", "-E", "-H")]
-            if not rest or rest[0] in ("-s", "-i", "su", "bash") and len(rest) == 1:
+            if not rest or (rest[0] in ("-s", "-i", "su", "bash") and len(rest) == 1):
                 self.root_levels += 1
                 self.cwd = self.cwd if rest and rest[0] == "-s" else ("/root" if rest else self.cwd)
                 return "", 0
@@ -387,7 +393,7 @@ def _cat(sh: ShellSession, argv: list[str], stdin: str) -> Result:
     _, files = _flags(argv)
     if not files or files == ["-"]:
         return stdin, 0
-    out = []
+    out: list[str] = []
     for f in files:
         text = sh.read(f)
         if text is None:
@@ -507,7 +513,8 @@ def _ls(sh: ShellSession, argv: list[str], stdin: str) -> Result:
             continue
         prefix = path.rstrip("/") + "/"
         names = sorted({f[len(prefix):].split("/")[0] for f in sh.dev.files if f.startswith(prefix)}
-                       | {d[len(prefix):].split("/")[0] for d in sh.dirs() if d.startswith(prefix) and d != prefix})
+                       | {d[len(prefix):].split("/")[0] for d in sh.dirs()
+                          if d.startswith(prefix) and d != prefix})
         if not names and prefix not in sh.dirs() and not sh.isdir(path):
             out.append(f"ls: cannot access '{a}': No such file or directory")
             status = 2
@@ -540,7 +547,8 @@ def _test(sh: ShellSession, argv: list[str], stdin: str) -> Result:
             ok = sh.isdir(args[1])
         else:
             text = sh.read(args[1])
-            ok = text is not None and (args[0] != "-s" or bool(text)) or (args[0] == "-e" and sh.isdir(args[1]))
+            ok = (text is not None and (args[0] != "-s" or bool(text))) \
+                or (args[0] == "-e" and sh.isdir(args[1]))
     elif len(args) == 3 and args[1] in ("=", "==", "!="):
         ok = (args[0] == args[2]) == (args[1] != "!=")
     elif len(args) == 2 and args[0] in ("-n", "-z"):
@@ -672,7 +680,8 @@ def _simple(text: str | Callable[[ShellSession], str], status: int = 0) -> Comma
 
 def _uname(sh: ShellSession, argv: list[str], stdin: str) -> Result:
     if "-a" in argv:
-        return f"Linux {sh.dev.name} 6.1.0-28-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 x86_64 GNU/Linux\n", 0
+        return (f"Linux {sh.dev.name} 6.1.0-28-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 x86_64 "
+                "GNU/Linux\n"), 0
     return "Linux\n", 0
 
 
@@ -692,7 +701,8 @@ def _systemctl(sh: ShellSession, argv: list[str], stdin: str) -> Result:
         return services[unit] + "\n", 0 if services[unit] == "failed" else 1
     if action == "status":
         state = services[unit]
-        sub = {"active": "active (running)", "failed": "failed (Result: exit-code)"}.get(state, "inactive (dead)")
+        sub = {"active": "active (running)",
+               "failed": "failed (Result: exit-code)"}.get(state, "inactive (dead)")
         return (f"● {unit}.service\n     Loaded: loaded (/lib/systemd/system/{unit}.service; enabled)\n"
                 f"     Active: {sub}\n"), 0 if state == "active" else 3
     if action == "stop":
@@ -706,7 +716,8 @@ def _systemctl(sh: ShellSession, argv: list[str], stdin: str) -> Result:
             sh.dev.log.append(f"# {unit} failed to start: {err}")
             verb = "reload" if action == "reload" else "start"
             return (f"Job for {unit}.service failed because the control process exited with error code.\n"
-                    f"See \"systemctl status {unit}.service\" and \"journalctl -xeu {unit}.service\" for details.\n"
+                    f"See \"systemctl status {unit}.service\" and \"journalctl -xeu {unit}.service\" "
+                    "for details.\n"
                     if verb == "start" else f"Job for {unit}.service failed.\n"), 1
         services[unit] = "active"
         sh.dev.extra.setdefault("service_restarts", {}).setdefault(unit, 0)
@@ -748,7 +759,7 @@ def _script(sh: ShellSession, argv: list[str], stdin: str) -> Result:
             if "e" in ln.split()[1]:
                 errexit = True
             continue
-        if re.match(r"(if|then|else|elif|fi|for|while|do|done|case|esac|function)\b|\w+\s*\(\)\s*\{|[{}]$", ln):
+        if _BLOCK.match(ln):
             continue
         if "<<" in ln:
             m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", ln)

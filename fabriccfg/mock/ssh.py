@@ -216,7 +216,7 @@ class _Channel(asyncssh.SSHServerSession[str]):
         self._sid = next(_session_ids)
         self._exec = False
 
-    def connection_made(self, chan: asyncssh.SSHServerChannel[str]) -> None:  # type: ignore[override]
+    def connection_made(self, chan: asyncssh.SSHServerChannel[str]) -> None:
         self._chan = chan
 
     def pty_requested(self, term_type: str, term_size: tuple[int, int, int, int],
@@ -322,8 +322,10 @@ class _Server(asyncssh.SSHServer):
             self._mock.connections.discard(self._conn)
 
     def begin_auth(self, username: str) -> bool:
-        if self._conn is not None and self._mock.client_keys is not None:
-            self._conn.set_authorized_keys(self._mock.client_keys)
+        mock = self._mock
+        if self._conn is not None and mock.client_keys is not None and not mock.dev.faults.auth_fail \
+                and username == mock.username:
+            self._conn.set_authorized_keys(mock.client_keys)
         return True
 
     def password_auth_supported(self) -> bool:
@@ -338,9 +340,8 @@ class _Server(asyncssh.SSHServer):
         return self._mock.client_keys is not None
 
     def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
-        if self._mock.dev.faults.auth_fail or username != self._mock.username:
-            return False
-        return True  # only keys already in the authorized list reach here
+        # Reached only when no authorized keys were set (auth-fail): refuse every key.
+        return False
 
     def session_requested(self) -> asyncssh.SSHServerSession[str]:
         return _Channel(self._mock.profile, self._mock.dev)

@@ -121,22 +121,19 @@ class Runner:
             index = {j.name: i for i, j in enumerate(self.jobs)}
             batches = plan_batches([j.name for j in targets], self.opts.batch, self.opts.canary)
             for bi, names in enumerate(batches):
-                if self.stopped:
+                try:
+                    if self.stopped:
+                        break
+                    if len(batches) > 1:
+                        label = "canary" if bi == 0 and self.opts.canary else f"batch {bi + 1}/{len(batches)}"
+                        self.display.message(f"{label}: {len(names)} device(s)")
+                    self._run_batch([by_name[n] for n in names], index)
+                    if self.stopped:
+                        break
+                    self._judge_batch(bi, len(batches), names)
+                except KeyboardInterrupt:  # between batches: nothing is in flight
+                    self._interrupt()
                     break
-                if len(batches) > 1:
-                    label = "canary" if bi == 0 and self.opts.canary else f"batch {bi + 1}/{len(batches)}"
-                    self.display.message(f"{label}: {len(names)} device(s)")
-                self._run_batch([by_name[n] for n in names], index)
-                if self.stopped:
-                    break
-                failures = sum(1 for r in self.results.values() if _failed(r))
-                batch_failures = sum(1 for n in names if n in self.results and _failed(self.results[n]))
-                if bi == 0 and self.opts.canary and batch_failures and len(batches) > 1:
-                    self.stopped = (f"canary batch failed ({batch_failures} device(s)); "
-                                    "later batches not started")
-                elif batch_failures and bi < len(batches) - 1 and not self._within_budget(failures):
-                    self.stopped = (f"batch {bi + 1} failed ({failures} failure(s), budget "
-                                    f"{self.opts.max_failures or 0}); later batches not started")
             for job in targets:
                 if job.name not in self.results:
                     self._finish_now(job, "skipped", f"not started: {self.stopped or 'run stopped'}")
@@ -146,6 +143,18 @@ class Runner:
         return RunOutcome(ordered, self.stopped, self.interrupted)
 
     # ------------------------------------------------------------------ internals
+    def _judge_batch(self, bi: int, total: int, names: list[str]) -> None:
+        """Stop before the next batch when this one did not succeed (the canary must be perfect)."""
+        failures = sum(1 for r in self.results.values() if _failed(r))
+        batch_failures = sum(1 for n in names if n in self.results and _failed(self.results[n]))
+        if not batch_failures or bi == total - 1:
+            return
+        if bi == 0 and self.opts.canary:
+            self.stopped = f"canary batch failed ({batch_failures} device(s)); later batches not started"
+        elif not self._within_budget(failures):
+            self.stopped = (f"batch {bi + 1} failed ({failures} failure(s), budget "
+                            f"{self.opts.max_failures or 0}); later batches not started")
+
     def _within_budget(self, failures: int) -> bool:
         if self.opts.max_failures is None:
             return not self.opts.batch  # batches without a budget: any failure stops the next batch

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from fabriccfg.inventory.derive import effective_cable_m, pfc_headroom_bytes, switch_ports
+from fabriccfg.inventory.derive import DEFAULT_CABLE_M, pfc_headroom_bytes, switch_ports
 from fabriccfg.render.filters import cable
 
 if TYPE_CHECKING:
-    from fabriccfg.inventory.models import Device, Fabric, Switch
+    from fabriccfg.inventory.models import Fabric, Switch
 
 T = TypeVar("T")
 
@@ -101,6 +101,7 @@ class FabricFacts:
     _ports: dict[tuple[str, int], tuple[PortFacts, ...]] = field(default_factory=dict)
     _port_names: dict[str, dict[str, int]] = field(default_factory=dict)
     _ends: dict[str, list[LinkEnd]] | None = None
+    _speed_of: dict[str, tuple[int, dict[str, int]] | None] = field(default_factory=dict)
     _ib: IbFacts | None = None
     _memo: dict[str, Any] = field(default_factory=dict)
 
@@ -111,20 +112,31 @@ class FabricFacts:
             got = self._port_names[switch.name] = switch_ports(switch)
         return got
 
-    def _end_speed(self, device: Device | None, port: str) -> int | None:
-        """Speed of one link end from the device's settings (``inventory.derive.port_speed`` rules)."""
-        if device is None:
-            return None
-        default = self.fabric.fabric.link_speed
-        kind = device.kind
-        if kind == "switch":
-            sw: Switch = device  # type: ignore[assignment]
-            return self.port_names(sw).get(port, 0) or sw.port_speed or default
-        if kind == "host":
-            for nic in device.nics:  # type: ignore[union-attr]
-                if port in (nic.name, nic.netdev):
-                    return nic.speed or default
-        return default
+    def _speeds(self, name: str) -> tuple[int, dict[str, int]] | None:
+        """(default speed, port -> speed where it differs) of a device (``inventory.derive.port_speed``
+        rules): switch breakout lane, else ``port_speed``, else the fabric's; NIC ``speed``, else the fabric's.
+        """
+        got = self._speed_of.get(name)
+        if got is None and name not in self._speed_of:
+            device = self.fabric.devices.get(name)
+            default = self.fabric.fabric.link_speed
+            if device is None:
+                got = None
+            elif device.kind == "switch":
+                sw: Switch = device  # type: ignore[assignment]
+                lanes = {p: s for p, s in self.port_names(sw).items() if s} if sw.breakouts else {}
+                got = (sw.port_speed or default, lanes)
+            elif device.kind == "host":
+                nics: dict[str, int] = {}
+                for nic in device.nics:  # type: ignore[union-attr]
+                    for port in (nic.name, nic.netdev):
+                        if port:
+                            nics.setdefault(port, nic.speed or default)
+                got = (default, nics)
+            else:
+                got = (default, {})
+            self._speed_of[name] = got
+        return got
 
     @property
     def link_ends(self) -> dict[str, list[LinkEnd]]:
@@ -133,18 +145,18 @@ class FabricFacts:
         One pass over the links, so a 16k-GPU fabric pays for it once, not once per device.
         """
         if self._ends is None:
-            devices = self.fabric.devices
             default = self.fabric.fabric.link_speed
+            speeds = self._speeds
             ends: dict[str, list[LinkEnd]] = {}
             for link in self.fabric.links:
                 a_dev, _, a_port = link.a.partition(":")
                 b_dev, _, b_port = link.b.partition(":")
                 speed = link.speed
                 if not speed:
-                    known = [s for s in (self._end_speed(devices.get(a_dev), a_port),
-                                         self._end_speed(devices.get(b_dev), b_port)) if s is not None]
+                    sa, sb = speeds(a_dev), speeds(b_dev)
+                    known = [s[1].get(p, s[0]) for s, p in ((sa, a_port), (sb, b_port)) if s is not None]
                     speed = min(known) if known else default
-                length = effective_cable_m(link)
+                length = link.length_m if link.length_m is not None else DEFAULT_CABLE_M
                 ends.setdefault(a_dev, []).append(LinkEnd(a_port, b_dev, b_port, speed, length))
                 if b_dev != a_dev or b_port != a_port:
                     ends.setdefault(b_dev, []).append(LinkEnd(b_port, a_dev, a_port, speed, length))
@@ -193,9 +205,9 @@ class IbFacts:
     root_guids: tuple[str, ...]
     """GUIDs of the top switch tier (core, else spine): ftree/updn roots."""
     cn_guids: tuple[str, ...]
-    """Port GUIDs of GPU-host NICs: ftree compute nodes."""
+    """Port GUIDs of GPU-host NICs, in inventory order: ftree compute nodes."""
     node_names: tuple[tuple[str, str], ...]
-    """(GUID, name) sorted by GUID: the node-name map."""
+    """(GUID, name) in inventory order (switches, hosts, SM hosts): the node-name map."""
     partitions: tuple[PartitionView, ...]
     sm_priority: dict[str, int]
 
@@ -238,8 +250,8 @@ class IbFacts:
         return cls(
             device_guids=guids,
             root_guids=roots,
-            cn_guids=tuple(sorted(set(cns))),
-            node_names=tuple(sorted(names.items())),
+            cn_guids=tuple(dict.fromkeys(cns)),
+            node_names=tuple(names.items()),
             partitions=tuple(parts),
             sm_priority={sm.device: sm.priority for sm in ib.subnet_managers} if ib else {},
         )

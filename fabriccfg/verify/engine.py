@@ -610,9 +610,8 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
     level = min(window, key=lambda lv: _LEVEL_RANK[lv[0]])[0]
     if level == "ok":
         return None
-    last = next(lv for lv in reversed(window) if lv[0] == level) if level == window[-1][0] else window[-1]
     threshold = next((lv[2] for lv in reversed(window) if lv[0] == level), None)
-    value = last[1]
+    value = window[-1][1]
     unit = f" {check.unit}" if check.unit else ""
     shown = fmt_number(value)
     msg = f"{check.description or check.id}: {shown}{unit}"
@@ -682,7 +681,8 @@ def evaluate(checks: Sequence[Check], ctx: Context) -> Report:
     return Report(
         status=worst(f.severity for f in findings), findings=findings, results=results,
         points=len(ctx.points), interval_s=ctx.points[-1].interval_s if ctx.points else None,
-        devices=len(ctx.latest.samples) if ctx.snapshots else 0, errors=errors,
+        devices=sum(1 for d in ctx.latest.samples if d in ctx.fabric.devices) if ctx.snapshots else 0,
+        errors=errors,
         elapsed_s=time.perf_counter() - t0,
     )
 

@@ -21,9 +21,9 @@ def test_positions_follow_the_file() -> None:
     text = dump(ROCE).replace("ports: 32", "ports: -1", 1)
     result = loads(text, "x.yaml")
     hits = [f for f in result.findings if f.rule == "out-of-range"]
-    assert len(hits) == 2  # the profile's value, inherited by two leaves
+    assert len(hits) == 1  # the profile's value, inherited by two leaves, is reported once
     f = hits[0]
-    assert all("ports: -1" in text.splitlines()[h.line - 1] for h in hits)
+    assert "ports: -1" in text.splitlines()[f.line - 1] and "1 more devices" in f.message
     assert f.format().startswith(f"x.yaml:{f.line}:{f.col}: error[out-of-range]: ")
 
 
@@ -200,3 +200,11 @@ def test_loader_survives_mutated_text(base: str, data: st.DataObject) -> None:
             text = text[:pos] + chunk + text[pos + 1 :]
     result = loads(text, "m.yaml")
     assert all(f.line >= 1 for f in result.findings)
+
+
+def test_profile_mistake_reported_once() -> None:
+    data = copy.deepcopy(ROCE)
+    data["profiles"]["leaf"]["prots"] = 32
+    hits = only(load_data(data), "unknown-key")
+    assert len(hits) == 1
+    assert "did you mean 'ports'" in hits[0].message and "1 more devices" in hits[0].message

@@ -311,3 +311,12 @@ def test_profile_positions_blame_the_profile_line() -> None:
     data["roce"]["ecn"]["kmax_bytes"] = 20_000_000
     result = load_data(data)
     assert only(result, "ecn-buffer")
+
+
+def test_profile_setting_breaking_a_rule_is_reported_once() -> None:
+    import copy
+
+    data = copy.deepcopy(ROCE)
+    data["profiles"]["leaf"]["qos"] = {"ecn_enabled": False}
+    hits = only(load_data(data), "ecn-disabled")
+    assert len(hits) == 1 and "1 more devices using the same profile" in hits[0].message

@@ -7,9 +7,9 @@ import subprocess
 import time
 
 import pytest
+from mockssh_helpers import ROCE_LAB, mock_fixture, session
 
 from fabriccfg.connect import ConnectError, connect
-from mockssh_helpers import ROCE_LAB, mock_fixture, session
 
 FAULTS = ["gpu01:auth-fail", "gpu02:unreachable", "gpu03:hostkey-changed", "leaf-r3:disconnect-after=2",
           "leaf-r2:reject=mtu 9999", "spine2:slow=0.4", "spine1:snmp-timeout", "gpu04:disconnect-after=1",
@@ -49,7 +49,7 @@ def test_hostkey_changed_rejected_under_strict_checking(mock):
 
 def test_disconnect_after_drops_session_mid_config(mock):
     conn = session(mock, "leaf-r3")
-    with pytest.raises(Exception) as exc:  # noqa: B017 - netmiko raises OSError or a ReadException
+    with pytest.raises(Exception) as exc:
         conn.send_config_set(["interface Ethernet1/11", "mtu 9216", "priority-flow-control mode on",
                               "description never-applied"])
     assert not isinstance(exc.value, AssertionError)
@@ -65,7 +65,7 @@ def test_disconnect_after_drops_session_mid_config(mock):
 
 def test_disconnect_after_on_linux_file_writes(mock):
     conn = session(mock, "gpu04")
-    with pytest.raises(Exception):  # noqa: B017
+    with pytest.raises(Exception):
         conn.send_command("echo 1 > /sys/class/net/ens1f0np0/ecn/roce_np/enable/3; "
                           "echo 0 > /sys/class/net/ens1f0np0/ecn/roce_np/enable/4")
     conn = session(mock, "gpu04")
@@ -105,7 +105,7 @@ def test_slow_delays_each_response(mock):
         conn.disconnect()
     assert connect_s >= 0.4
     assert cmd_s >= 0.4
-    with pytest.raises(Exception):  # noqa: B017 - a client timeout shorter than the delay fails
+    with pytest.raises(Exception):
         c = session(mock, "spine2")
         try:
             c.send_command("echo hi", read_timeout=0.2)
@@ -119,7 +119,8 @@ def test_snmp_timeout(mock):
         ep = mock.endpoints[name]
         s = ep.snmp
         assert s is not None and s.version == "3" and ep.snmp_port
-        return subprocess.run(["snmpget", "-v3", "-l", "authPriv", "-u", s.user, "-a", "SHA", "-A", s.auth_key,
+        return subprocess.run(["snmpget", "-v3", "-l", "authPriv", "-u", s.user, "-a", "SHA",
+                               "-A", s.auth_key,
                                "-x", "AES", "-X", s.priv_key, "-t", "0.5", "-r", "0",
                                f"127.0.0.1:{ep.snmp_port}", "1.3.6.1.2.1.1.3.0"],
                               capture_output=True, text=True, timeout=10)

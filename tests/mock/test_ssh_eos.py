@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from netmiko import ConnectHandler
-
 from mockssh_helpers import ROCE_LAB, mock_fixture, session, wait_for
+from netmiko import ConnectHandler
 
 mock = mock_fixture(ROCE_LAB)
 DEV = "leaf-r2"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 
 import pytest
-
 from mockssh_helpers import IB_8790, ROCE_LAB, session, start_mock
 
 
@@ -98,5 +97,26 @@ def test_gpu_host_sysfs_mlnx_qos_and_script(roce):
         assert conn.send_command(f"cat {base}/roce_np/enable/3").strip() == "1"
         assert conn.send_command("cma_roce_tos -d mlx5_0").strip() == "106"
         assert "No such device" in conn.send_command("mlnx_qos -i nosuch0")
+    finally:
+        conn.disconnect()
+
+
+def test_rendered_roce_scripts_converge(roce):
+    from fabriccfg.render.engine import render_device
+
+    rendered = render_device(roce.fabric, "gpu02")
+    conn = session(roce, "gpu02")
+    try:
+        for name, text in rendered.files.items():
+            b64 = base64.b64encode(text.encode()).decode()
+            conn.send_command(f"printf '%s' '{b64}' | base64 -d > /etc/fabriccfg/{name}")
+        before = conn.send_command("bash /etc/fabriccfg/roce-readback.sh")
+        assert before.strip() != rendered.files["roce-expected.txt"].strip()
+        out = conn.send_command("sudo bash /etc/fabriccfg/roce-setup.sh; echo rc=$?")
+        assert "changed=1 failed=0" in out and out.strip().endswith("rc=0")
+        after = conn.send_command("bash /etc/fabriccfg/roce-readback.sh")
+        assert after.strip() == rendered.files["roce-expected.txt"].strip()
+        again = conn.send_command("sudo bash /etc/fabriccfg/roce-setup.sh")
+        assert "changed=0 failed=0" in again
     finally:
         conn.disconnect()

@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from mockssh_helpers import IB_8700, mock_fixture, session
 from netmiko import ConnectHandler
 from netmiko.exceptions import ConfigInvalidException
-
-from mockssh_helpers import IB_8700, mock_fixture, session
 
 mock = mock_fixture(IB_8700)
 DEV = "ib8700-leaf1"

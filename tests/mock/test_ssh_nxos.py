@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from netmiko import ConnectHandler
-
 from mockssh_helpers import ROCE_LAB, mock_fixture, session
+from netmiko import ConnectHandler
 
 mock = mock_fixture(ROCE_LAB)
 DEV = "leaf-r3"
@@ -26,7 +25,8 @@ def test_stock_connecthandler_config_save(mock):
         assert "Invalid" not in out
         assert "Copy complete." in conn.save_config()
         running = conn.send_command("show running-config")
-        assert "policy-map type network-qos qos_network\n  class type network-qos c-8q-nq3\n    mtu 9216" in running
+        nqos = "policy-map type network-qos qos_network\n  class type network-qos c-8q-nq3\n    mtu 9216"
+        assert nqos in running
         assert "interface Ethernet1/1\n  mtu 9216\n  priority-flow-control mode on" in running
     finally:
         conn.disconnect()

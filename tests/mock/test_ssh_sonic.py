@@ -12,7 +12,8 @@ DEV = "leaf-r1"
 
 PATCH = [
     {"op": "add", "path": "/DSCP_TO_TC_MAP", "value": {"ROCE": {"26": "3", "48": "6"}}},
-    {"op": "add", "path": "/PORT_QOS_MAP", "value": {"Ethernet0": {"dscp_to_tc_map": "ROCE", "pfc_enable": "3"}}},
+    {"op": "add", "path": "/PORT_QOS_MAP",
+     "value": {"Ethernet0": {"dscp_to_tc_map": "ROCE", "pfc_enable": "3"}}},
     {"op": "add", "path": "/WRED_PROFILE", "value": {"ROCE_LOSSLESS": {
         "ecn": "ecn_all", "green_min_threshold": "150000", "green_max_threshold": "1500000"}}},
 ]

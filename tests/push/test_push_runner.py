@@ -135,3 +135,43 @@ def test_not_a_target_is_skipped_and_not_counted() -> None:
     out = Runner(js, Fake(), RunnerOptions()).run()
     ib = out.results[-1]
     assert ib.state == "skipped" and not ib.target and "no CLI" in ib.reason
+
+
+def test_ctrl_c_stops_new_devices_and_lets_in_flight_ones_finish() -> None:
+    import _thread
+
+    def work(job: DeviceJob, watch: Watch, progress: Progress, index: int) -> DeviceResult:
+        if job.name == "d0":
+            _thread.interrupt_main()  # what Ctrl-C does: KeyboardInterrupt in the main thread
+        time.sleep(0.3)
+        return DeviceResult(job.name, job.platform, state="applied")
+
+    out = Runner(jobs(6), work, RunnerOptions(workers=2)).run()
+    st = states(out.results)
+    assert st["d0"] == "applied" and st["d1"] == "applied"  # in flight: finished
+    assert all(st[f"d{i}"] == "skipped" for i in range(2, 6))
+    assert all("interrupted" in r.reason for r in out.results[2:])
+    assert out.interrupted
+
+
+def test_nvue_undo_commands_reverse_an_applied_change() -> None:
+    from fabriccfg.push.tx.nvue import undo_commands
+
+    before = "nv set qos pfc a switch-priority 3\nnv set interface swp1 link mtu 1500\n"
+    now = ("nv set qos pfc a switch-priority 3\nnv set interface swp1 link mtu 9216\n"
+           "nv set qos roce mode lossless\n")
+    assert undo_commands(before, now) == ["nv unset qos roce mode", "nv set interface swp1 link mtu 1500"]
+
+
+def test_eos_session_table_parsing() -> None:
+    from fabriccfg.push.tx.eos import sessions
+
+    table = """Maximum number of completed sessions: 1
+Maximum number of pending sessions: 5
+
+  Name              State                 User     Terminal
+  ----------------- --------------------- -------- --------
+* fc-abc-1          pending               admin
+  fc-old-3          pendingCommitTimer    admin
+"""
+    assert sessions(table) == [("fc-abc-1", "pending"), ("fc-old-3", "pendingCommitTimer")]

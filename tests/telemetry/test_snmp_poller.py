@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import time
 from typing import Any
@@ -156,3 +157,22 @@ def test_ber_roundtrip() -> None:
                    ((1, 3, 6, 4), None)]
     with pytest.raises(ber.BerError):
         ber.decode_varbind_list(vbl[:-3])
+
+
+def test_walk_groups_equals_one_loop(roce_fabric: Fabric) -> None:
+    sw = next(s for s in roce_fabric.switches if s.platform in ("cumulus-nvue", "sonic"))
+
+    async def body(agent: Any, model: Any) -> None:
+        async with SnmpPoller(max_varbinds=256) as p:
+            t = SnmpTarget(sw.name, "127.0.0.1", agent.port, V2C)
+            one = await p.walk(t, COLUMNS)
+            split = await p.walk_groups(t, [COLUMNS[:5], COLUMNS[5:6], COLUMNS[6:]])
+            assert split.error is None and split.uptime is not None
+            assert set(split.columns) == set(one.columns)
+            for col in COLUMNS:
+                assert [s for s, _ in split.columns[col]] == [s for s, _ in one.columns[col]]
+            sock = p._engine.transport_dispatcher.get_transport((1, 3, 6, 1, 6, 1, 1)).transport \
+                .get_extra_info("socket")
+            assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) > 1_000_000 or os.geteuid() != 0
+
+    asyncio.run(_with_agent(roce_fabric, sw.name, body))

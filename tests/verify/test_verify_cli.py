@@ -151,3 +151,20 @@ def test_config_drift_with_running_dir(fake, roce, tmp_path):
     assert r.exit_code == 1, r.output
     (f,) = json.loads(r.output)["findings"]
     assert f["check"] == "config-drift" and f["device"] == "leaf-r0" and f["value"] >= 1
+
+
+def test_collector_failure_is_unknown_not_traceback(monkeypatch):
+    def broken(**_kw):
+        def collect(fabric, targets):
+            raise RuntimeError("agent exploded")
+
+        return collect
+
+    monkeypatch.setattr(runner, "default_collector", broken)
+    monkeypatch.setenv("FABRIC_SSH_PASSWORD", "pw-for-tests")
+    monkeypatch.setenv("FABRIC_SNMP_AUTH", "auth-for-tests")
+    monkeypatch.setenv("FABRIC_SNMP_PRIV", "priv-for-tests")
+    for args in (("verify", ROCE, "--interval", "0s"), ("watch", ROCE, "--once")):
+        r = invoke(*args)
+        assert r.exit_code == 3, r.output
+        assert "agent exploded" in r.output and "Traceback" not in r.output

@@ -142,3 +142,47 @@ def test_push_verify_rolls_back_on_critical(roce, tmp_path, monkeypatch):
     assert states["leaf-r0"][0] == "rolled-back", states
     assert "lossless-queue-drops CRITICAL at leaf-r0:swp3" in states["leaf-r0"][1]
     assert states["leaf-r2"][0] == "applied", states
+
+
+@pytest.fixture(scope="module")
+def ib_mock(tmp_path_factory, ib):
+    with MockFabric(ib, workdir=tmp_path_factory.mktemp("ib-mock")) as mock:
+        yield mock
+
+
+@pytest.mark.parametrize(
+    "lab,scenario,expected",
+    [
+        ("roce", "congestion:gpu04", {("cnp-rate", "gpu04")}),
+        ("roce", "lossless-drop:leaf-r2:Ethernet3/1", {("lossless-queue-drops", "leaf-r2")}),
+        ("roce", "cabling-swap:leaf-r0:swp1,leaf-r0:swp2", {("eth-cabling", "leaf-r0")}),
+        ("ib", "ib-congestion:ib-leaf-r1:1/31", {("ib-xmit-wait", "ib-leaf-r1")}),
+        ("ib", "ib-symbol-errors:ib-spine1:1/1", {("ib-symbol-errors", "ib-spine1")}),
+        ("ib", "cabling-swap:ib-leaf-r0:1/31,ib-leaf-r0:1/33", {("ib-cabling", "ib-leaf-r0")}),
+    ],
+)
+def test_live_scenarios(request, lab, scenario, expected, live_checks):
+    fabric = request.getfixturevalue(lab)
+    mock = request.getfixturevalue(f"{lab}_mock")
+    mock.inject(scenario)
+    try:
+        report = live_verify(fabric, mock, live_checks)
+    finally:
+        mock.clear_scenarios()
+    got = {(f.check, f.device) for f in report.findings}
+    assert expected <= got, [(f.check, f.device, f.message) for f in report.findings]
+    assert not {"pfc-pause-storm", "pfc-storm-origin", "collect"} & {c for c, _ in got}
+
+
+def test_live_ib_link_flap(ib, ib_mock, live_checks):
+    ib_mock.inject("link-flap:ib-leaf-r0:1/2")  # down at +1 s for 2 s; LinkDowned counts the recovery
+    try:
+        report = live_verify(ib, ib_mock, live_checks, interval=3.5)
+    finally:
+        ib_mock.clear_scenarios()
+    got = {(f.check, f.device, f.port) for f in report.findings}
+    assert ("ib-link-downed", "ib-leaf-r0", "1/2") in got or (
+        "link-state-speed",
+        "ib-leaf-r0",
+        "1/2",
+    ) in got, got

@@ -8,6 +8,7 @@ imported below so registering a rule is all it takes to ship one.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable
@@ -78,5 +79,28 @@ def run_rules(fabric: Fabric, src: Source) -> list[Finding]:
                     f"rule {r.id} failed ({type(exc).__name__}: {exc}); please report this",
                 )
             )
+    out = _collapse_profile_findings(out, src)
     out.sort(key=lambda f: (f.line, f.col, f.rule))
+    return out
+
+
+def _collapse_profile_findings(findings: list[Finding], src: Source) -> list[Finding]:
+    """A setting inherited from a profile that breaks a rule is reported once, at the profile's line."""
+    in_profiles = {where for path, where in src.positions.items() if path[:1] == ("profiles",)}
+    if not in_profiles:
+        return findings
+    out: list[Finding] = []
+    groups: dict[tuple[str, int, int], list[Finding]] = {}
+    for f in findings:
+        if (f.line, f.col) in in_profiles:
+            groups.setdefault((f.rule, f.line, f.col), []).append(f)
+        else:
+            out.append(f)
+    for same in groups.values():
+        first = same[0]
+        if len(same) > 1:
+            first = dataclasses.replace(
+                first, message=f"{first.message} (and {len(same) - 1} more devices using the same profile)"
+            )
+        out.append(first)
     return out

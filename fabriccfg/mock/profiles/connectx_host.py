@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from fabriccfg.inventory.models import Dcqcn, Host
-from fabriccfg.mock.shell import BUILTINS, Result, ShellProfile, ShellSession
+from fabriccfg.mock.shell import BUILTINS, Result, ShellProfile, ShellSession, _expand, split_list
 from fabriccfg.mock.ssh import DeviceState
 
 RP_PARAMS = ("clamp_tgt_rate", "clamp_tgt_rate_ati", "rpg_time_reset", "rpg_byte_reset", "rpg_threshold",
@@ -144,8 +144,8 @@ def _cma_roce_tos(sh: ShellSession, argv: list[str], stdin: str) -> Result:
     if not tos.isdigit() or int(tos) > 255:
         return f"cma_roce_tos: invalid ToS {tos}\n", 1
     tos_map[dev_name] = tos
-    sh.config_applied()
-    return "", 0
+    err = sh.write(f"/sys/kernel/config/rdma_cm/{dev_name}/ports/1/default_roce_tos", tos + "\n")
+    return (err, 1) if err else ("", 0)
 
 
 def _ip(sh: ShellSession, argv: list[str], stdin: str) -> Result:
@@ -165,11 +165,165 @@ def _ip(sh: ShellSession, argv: list[str], stdin: str) -> Result:
     return "Usage: ip [ OPTIONS ] OBJECT { COMMAND | help }\n", 1
 
 
+# ----------------------------------------------------------------------------- rendered scripts
+_FUNC_ONE_LINE = re.compile(r"^\w+\(\)\s*\{.*\}\s*$")
+_FUNC_START = re.compile(r"^\w+\(\)\s*\{\s*$")
+_IF = re.compile(r"^if \[\[ (.*) \]\]; then$")
+_SUBST = re.compile(r"\$\((val|trust|pfc) ([^)]*)\)")
+
+
+class ScriptRunner:
+    """Runs the rendered roce-setup.sh / roce-readback.sh the simple way.
+
+    Supported: comments, ``set``, function definitions (skipped: ``log``, ``write_if_diff``, ``val``,
+    ``trust`` and ``pfc`` are built in), ``if [[ -d|-e|-r PATH ]]`` and ``if [[ $(cat|sed .. FILE) != V ]]``
+    with ``else``/``fi``, ``VAR=value``, ``exit N``; every other line runs in the mock shell.
+    """
+
+    def __init__(self, sh: ShellSession) -> None:
+        self.sh = sh
+        self.out: list[str] = []
+
+    def _file_value(self, text: str) -> str | None:
+        m = re.search(r"(?:^|[\s<\"])(/[\w.\-][\w/.\-]*)", text)
+        return self.sh.read(m.group(1)) if m else None
+
+    def cond(self, expr: str) -> bool:
+        expr = _expand(expr, self.sh.env).strip()
+        m = re.fullmatch(r"(!\s+)?-([der])\s+(\S+)", expr)
+        if m:
+            path = m.group(3).strip('"')
+            ok = self.sh.isdir(path) if m.group(2) == "d" else (self.sh.read(path) is not None
+                                                                or self.sh.isdir(path))
+            return ok != bool(m.group(1))
+        m = re.fullmatch(r"\$\((.*)\)\s*(!=|==|=)\s*\"?([^\"]*)\"?", expr)
+        if m:
+            raw = self._file_value(m.group(1))
+            value = "" if raw is None else raw.strip()
+            if "[^0-9]" in m.group(1):
+                value = re.sub(r"[^0-9]", "", value)
+            same = value == m.group(3)
+            return not same if m.group(2) == "!=" else same
+        _, status = self.sh.run_list(expr)
+        return status == 0
+
+    def subst(self, text: str) -> str:
+        def one(m: re.Match[str]) -> str:
+            fn, arg = m.group(1), m.group(2).strip().strip('"')
+            if fn == "val":
+                raw = self.sh.read(arg)
+                if raw is None:
+                    return "unavailable"
+                return re.sub(r"^[^0-9]*", "", raw).rstrip()
+            state = _qos_state(self.sh.dev, arg)
+            if fn == "trust":
+                return str(state["trust"])
+            pfc = state["pfc"]
+            assert isinstance(pfc, list)
+            return ",".join(str(x) for x in pfc)
+        return _SUBST.sub(one, text)
+
+    def log(self, msg: str) -> None:
+        self.out.append(f"{self.sh.dev.name}: {msg}\n")
+
+    def write_if_diff(self, path: str, value: str) -> int:
+        current = self.sh.read(path)
+        if current is None:
+            self.log(f"missing {path}")
+            self.sh.env["failed"] = "1"
+            return 0
+        cur = "".join(current.split())
+        if cur != value:
+            err = self.sh.write(path, value + "\n")
+            if err:
+                self.out.append(err)
+                return 1
+            self.log(f"{path}: {cur} -> {value}")
+            self.sh.env["changed"] = "1"
+        return 0
+
+    def statement(self, segment: str) -> tuple[int, bool]:
+        """Run one simple command; (status, exit requested)."""
+        text = self.subst(_expand(segment.strip(), self.sh.env))
+        words = text.split()
+        if not words:
+            return 0, False
+        if words[0] == "exit":
+            return int(words[1].strip('"')) if len(words) > 1 and words[1].strip('"').isdigit() else 0, True
+        if words[0] == "log":
+            self.log(text[4:].strip().strip('"'))
+            return 0, False
+        if words[0] == "write_if_diff" and len(words) == 3:
+            return self.write_if_diff(words[1].strip('"'), words[2].strip('"')), False
+        out, status = self.sh.run_list(text)
+        self.out.append(out)
+        return status, False
+
+    def run(self, text: str) -> Result:
+        stack: list[tuple[bool, bool, bool]] = []  # (parent active, condition, in else)
+        in_func = False
+        errexit = False
+        status = 0
+        for raw in text.splitlines():
+            line = raw.strip()
+            if in_func:
+                in_func = raw.rstrip() != "}"
+                continue
+            if not line or line.startswith("#"):
+                continue
+            if _FUNC_START.match(line):
+                in_func = True
+                continue
+            if _FUNC_ONE_LINE.match(line):
+                continue
+            active = all(p and (c != e) for p, c, e in stack)
+            m = _IF.match(line)
+            if m:
+                stack.append((active, self.cond(m.group(1)) if active else False, False))
+                continue
+            if line == "else" and stack:
+                p, c, _ = stack.pop()
+                stack.append((p, c, True))
+                continue
+            if line == "fi" and stack:
+                stack.pop()
+                continue
+            if not active:
+                continue
+            if line.startswith("set "):
+                errexit = errexit or "e" in line.split()[1]
+                continue
+            for _, segment in split_list(line):
+                status, stop = self.statement(segment)
+                if stop:
+                    return "".join(self.out), status
+                if status != 0 and errexit:
+                    return "".join(self.out), status
+        return "".join(self.out), status
+
+
+def _bash(sh: ShellSession, argv: list[str], stdin: str) -> Result:
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    if not args or argv[1:2] == ["-c"]:
+        return BUILTINS["bash"](sh, argv, stdin)
+    text = sh.read(args[0])
+    if text is None:
+        return f"bash: {args[0]}: No such file or directory\n", 127
+    saved = dict(sh.env)
+    try:
+        return ScriptRunner(sh).run(text)
+    finally:
+        status = sh.env.get("?", "0")
+        sh.env = saved
+        sh.env["?"] = status
+
+
 class ConnectxSession(ShellSession):
     pass
 
 
-ConnectxSession.commands = {**BUILTINS, "mlnx_qos": _mlnx_qos, "cma_roce_tos": _cma_roce_tos, "ip": _ip}
+ConnectxSession.commands = {**BUILTINS, "mlnx_qos": _mlnx_qos, "cma_roce_tos": _cma_roce_tos, "ip": _ip,
+                            "bash": _bash, "sh": _bash}
 
 
 class ConnectxProfile(ShellProfile):
@@ -190,6 +344,7 @@ class ConnectxProfile(ShellProfile):
                 dev.files[f"{base}/ecn/roce_rp/enable/{prio}"] = "1\n"
                 dev.files[f"{base}/ecn/roce_np/enable/{prio}"] = "1\n"
             dev.files[f"/sys/class/infiniband/{rdma}/tc/1/traffic_class"] = "0\n"
+            dev.files[f"/sys/kernel/config/rdma_cm/{rdma}/ports/1/default_roce_tos"] = "0\n"
         dev.extra["write_validators"] = [(r"/sys/class/net/[^/]+/ecn/.+", _sysfs_check),
                                          (r"/sys/class/net/[^/]+/mtu", _sysfs_check)]
         dev.extra["dirs"].update({"/etc/fabriccfg/", "/usr/local/sbin/"})

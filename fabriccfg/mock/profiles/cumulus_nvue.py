@@ -8,10 +8,9 @@ produces plus common NVUE paths); a line with the same key (all words but the va
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
-
-import asyncio
 
 from fabriccfg.mock.shell import BUILTINS, Result, ShellProfile, ShellSession
 from fabriccfg.mock.ssh import DeviceState, call_later
@@ -132,7 +131,7 @@ class NvueSession(ShellSession):
 
     def _stage_unset(self, path: str) -> Result:
         line = "nv unset " + path
-        if not path or path.split()[0] not in UNSET_ROOTS:
+        if not path or path.split(maxsplit=1)[0] not in UNSET_ROOTS:
             return f"Error: Invalid config: '{line}'\n", 1
         err = self.config_gate(line)
         if err is not None:

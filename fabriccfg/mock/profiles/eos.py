@@ -6,12 +6,11 @@ configuration sessions` lets tests prove that push leaves none behind.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import re
 import time
 from dataclasses import dataclass
-
-import asyncio
 
 from fabriccfg.mock.confmode import ConfigEditor, ConfNode, Grammar, Mode, Rule
 from fabriccfg.mock.ssh import CliProfile, CliSession, DeviceState, call_later
@@ -217,12 +216,14 @@ class EosSession(CliSession):
             return self.show_running()
         if cmd == "show startup-config":
             return self.show_running(self.dev.saved, "startup-config")
-        if cmd == "show configuration sessions" or cmd == "show configuration sessions detail":
+        if cmd in ("show configuration sessions", "show configuration sessions detail"):
             return self.show_sessions()
         if cmd == "show session-config diffs":
             return self.diffs()
         if cmd == "show session-config":
-            return self.show_running(self.session.tree) if self.session else "% Not in a configuration session"
+            if self.session is None:
+                return "% Not in a configuration session"
+            return self.show_running(self.session.tree)
         if cmd == "show version":
             return (f"Arista DCS-7060X5-64\nSoftware image version: {VERSION}\n"
                     f"Uptime: {int(time.time() - self.dev.started)} seconds\n")

@@ -32,7 +32,8 @@ IB_IF = Mode("ib-if", flatten=True, rules=[
 CONFIG = Mode("config", rules=[
     Rule(r"hostname (?P<v>\S+)"),
     Rule(r"ib sm"),
-    Rule(r"ib sm (?:priority|sm-priority|routing-engines|root-guid|lmc|sweep-interval|max-op-vls|subnet-prefix"
+    Rule(r"ib sm (?:priority|sm-priority|routing-engines|root-guid|lmc|sweep-interval|max-op-vls"
+         r"|subnet-prefix"
          r"|babbling-policy|log-verbosity|sm-sl|lid-mask-control|mtu|ib-mtu|rate) (?P<v>.+)"),
     Rule(r"ib sm (?:accum-log-file|allow-both-pkeys|reset-config|qos|sharp enable|sharp ignore)"),
     Rule(r"ib smnode (?P<n>\S+)(?: (?:enable|disable))?"),

@@ -27,6 +27,7 @@ TABLES = frozenset({
     "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST", "CABLE_LENGTH", "PFC_WD",
     "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN",
 })
+JSON_PATCH_OPS = ("add", "remove", "replace", "test", "move", "copy")
 _ECN = {"ecn_none", "ecn_green", "ecn_yellow", "ecn_red", "ecn_green_yellow", "ecn_green_red",
         "ecn_yellow_red", "ecn_all"}
 _UINT = re.compile(r"\d+")
@@ -93,7 +94,7 @@ def _ops_valid(patch: Any) -> str | None:
     if not isinstance(patch, list):
         return "patch must be a JSON list of operations"
     for op in patch:
-        if not isinstance(op, dict) or op.get("op") not in ("add", "remove", "replace", "test", "move", "copy"):
+        if not isinstance(op, dict) or op.get("op") not in JSON_PATCH_OPS:
             return f"invalid operation {json.dumps(op)[:120]}"
         path = op.get("path")
         if not isinstance(path, str) or not path.startswith("/"):
@@ -109,7 +110,7 @@ def _ops_valid(patch: Any) -> str | None:
 class SonicSession(ShellSession):
     def banner(self) -> str:
         return ("Debian GNU/Linux 11 (bullseye)\nSONiC Software Version: SONiC.202305\n"
-                f"Last login from 127.0.0.1\n")
+                "Last login from 127.0.0.1\n")
 
     def _config(self, argv: list[str]) -> Result:
         if not self.is_root:
@@ -129,7 +130,8 @@ class SonicSession(ShellSession):
         if sub == "rollback" and len(rest) == 1:
             if rest[0] not in checkpoints:
                 return (f"Config Rollbacker: Config rollback starting.\nFailed to rollback config due to: "
-                        f"Checkpoint '{rest[0]}' does not exist\nError: Checkpoint '{rest[0]}' does not exist\n"), 1
+                        f"Checkpoint '{rest[0]}' does not exist\n"
+                        f"Error: Checkpoint '{rest[0]}' does not exist\n"), 1
             self.dev.running = copy.deepcopy(checkpoints[rest[0]])
             return ("Config Rollbacker: Config rollback starting.\n"
                     f"Config Rollbacker: Checkpoint name: {rest[0]}.\n"
@@ -145,7 +147,8 @@ class SonicSession(ShellSession):
             return "Checkpoint deleted successfully.\n", 0
         if sub == "save":
             self.dev.saved = copy.deepcopy(self.dev.running)
-            return "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json\n", 0
+            return ("Running command: /usr/local/bin/sonic-cfggen -d --print-data > "
+                    "/etc/sonic/config_db.json\n"), 0
         if sub == "reload":
             self.dev.running = copy.deepcopy(self.dev.saved)
             return "Running command: rm -rf /tmp/dropstat-*\nRunning command: /usr/local/bin/sonic-cfggen " \
@@ -196,7 +199,8 @@ class SonicSession(ShellSession):
                 "Patch Applier: localhost: Sorting patch updates.\n"
                 f"Patch Applier: localhost: The patch was sorted into {n} changes:\n")
         if dry_run:
-            return body + "Patch Applier: localhost: Dry run, nothing applied.\nPatch applied successfully.\n", 0
+            return body + ("Patch Applier: localhost: Dry run, nothing applied.\n"
+                           "Patch applied successfully.\n"), 0
         body += f"Patch Applier: localhost: Applying {n} changes in order:\n"
         # One change at a time, so a session dropped mid-patch leaves a partial config (as GCU can).
         for op in patch:

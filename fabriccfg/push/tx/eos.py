@@ -19,6 +19,16 @@ def hhmmss(seconds: float) -> str:
     return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
+def sessions(table: str) -> list[tuple[str, str]]:
+    """(name, state) rows of ``show configuration sessions``."""
+    out = []
+    for line in table.splitlines():
+        parts = line.replace("*", " ").split()
+        if len(parts) >= 2 and parts[1] in ("pending", "pendingCommitTimer", "completed"):
+            out.append((parts[0], parts[1]))
+    return out
+
+
 class EosTransaction(CliTransaction):
     commit_confirm: ClassVar[bool] = True
     error_pattern: ClassVar[str] = r"^% "
@@ -38,9 +48,19 @@ class EosTransaction(CliTransaction):
         return self.single(names, self.cmd(conn, "show running-config"))
 
     def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+        """Check the session table: stale fabriccfg sessions are removed (EOS allows only 5 pending),
+        a fabriccfg change waiting for its confirm means another push is in flight: refuse."""
         self._enable(conn)
-        if self.session in self.cmd(conn, "show configuration sessions", check=False):
-            raise TxError(f"a configure session named {self.session} already exists")
+        for name, state in sessions(self.cmd(conn, "show configuration sessions", check=False)):
+            if name == self.session:
+                raise TxError(f"a configure session named {self.session} already exists")
+            if not name.startswith("fc-"):
+                continue
+            if state == "pendingCommitTimer":
+                raise TxError(f"another fabriccfg change ({name}) is waiting for its confirm on this switch")
+            if state == "pending":
+                self.cmd(conn, f"no configure session {name}", expect=r"#", check=False)
+                self.ctx.note(f"removed stale configure session {name} left by an earlier run")
 
     def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
         self._enable(conn)
