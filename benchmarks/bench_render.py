@@ -82,8 +82,8 @@ def main() -> None:
         ratio = full[1] / bare[1]
         worst = max(worst, ratio)
         label = f"{args.gpus} GPUs {plat}"
-        print(f"{label:<24} {devices:>7} {files:>6} {full[0]:>9.3f} ({full[1]:.3f}) {bare[0]:>11.3f} ({bare[1]:.3f}) "
-              f"{full[0] / bare[0]:>5.2f} ({ratio:.2f})")
+        print(f"{label:<24} {devices:>7} {files:>6} {full[0]:>9.3f} ({full[1]:.3f}) "
+              f"{bare[0]:>11.3f} ({bare[1]:.3f}) {full[0] / bare[0]:>5.2f} ({ratio:.2f})")
     print(f"worst CPU-time ratio {worst:.2f} (goal <= 1.5); wall times are noisier on a shared machine")
 
 

@@ -24,6 +24,9 @@ from fabriccfg import secrets
 from fabriccfg.targets import Endpoint
 
 log = logging.getLogger(__name__)
+# paramiko's transport thread logs "Socket exception: Broken pipe" at ERROR when a session we are closing
+# (or that the device dropped) goes away; the push reports such failures itself, with the device name.
+logging.getLogger("paramiko.transport").setLevel(logging.CRITICAL)
 
 
 class ConnectError(Exception):
@@ -129,6 +132,32 @@ def _fast_class(device_type: str) -> Any:
         class Guarded(base):  # type: ignore[misc,valid-type]
             _fc_handle: SessionHandle | None = None
 
+            # --- netmiko internals without fixed sleeps (connect, enable, config mode use them) ---
+            def _try_session_preparation(self, force_data: bool = True) -> None:
+                try:
+                    if force_data:
+                        self.write_channel(self.RETURN)  # stock sleeps 0.1 s here; the prep waits for data
+                    self.session_preparation()
+                except Exception:
+                    self.disconnect()
+                    raise
+
+            def clear_buffer(self, backoff: bool = True, backoff_max: float = 3.0,
+                             delay_factor: float | None = None) -> str:
+                # stock sleeps 0.1 s before each read; drain what arrives within a few ms instead
+                out = ""
+                for _ in range(10):
+                    _wait_readable(self, 0.005)
+                    data = self.strip_ansi_escape_codes(self.read_channel())
+                    out += data
+                    if not data:
+                        break
+                return out
+
+            def read_until_pattern(self, pattern: str = "", read_timeout: float = 10.0, re_flags: int = 0,
+                                   max_loops: int | None = None) -> str:
+                return _read_until_pattern(self, pattern, read_timeout, re_flags)
+
             def fc_command(self, command: str, *, expect: str | None = None, timeout: float = 60.0) -> str:
                 """Send one line and return its output (echo and prompt stripped), event-driven.
 
@@ -176,6 +205,41 @@ def _fast_class(device_type: str) -> Any:
             cls = Guarded
         _CLASS_CACHE[device_type] = cls
         return cls
+
+
+def _wait_readable(conn: Any, timeout: float) -> None:
+    import select
+
+    chan = getattr(conn, "remote_conn", None)
+    if chan is None or timeout <= 0:
+        return
+    try:
+        select.select([chan], [], [], timeout)
+    except (OSError, ValueError, TypeError):
+        time.sleep(min(timeout, 0.01))
+
+
+def _read_until_pattern(conn: Any, pattern: str, read_timeout: float, re_flags: int) -> str:
+    """netmiko's ``read_until_pattern`` (same contract: output up to and including the match, the rest
+    kept in ``_read_buffer``) waking on data instead of sleeping 10 ms per loop."""
+    from netmiko.exceptions import ReadTimeout
+
+    if conn.read_timeout_override:
+        read_timeout = conn.read_timeout_override
+    rx = re.compile(pattern, re_flags)
+    output = ""
+    deadline = time.monotonic() + read_timeout
+    while True:
+        data: str = conn.read_channel()
+        output += data
+        m = rx.search(output)
+        if m:
+            conn._read_buffer += output[m.end():]
+            return output[: m.end()]
+        left = deadline - time.monotonic()
+        if read_timeout and left <= 0:
+            raise ReadTimeout(f"Pattern not detected: {pattern!r} in output.")
+        _wait_readable(conn, min(left, 0.5) if read_timeout else 0.5)
 
 
 def _prompt_rx(conn: Any) -> re.Pattern[str]:

@@ -200,9 +200,10 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Source, list[Finding]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        problems.append(
-            Finding("yaml-syntax", "error", f"YAML syntax: {exc.problem or exc}", file, line, col)
-        )
+        problem = str(exc.problem or exc)
+        if mark is not None and 0 <= mark.index < len(text) and text[mark.index] == "\t":
+            problem += " (YAML indents with spaces, not tabs)"
+        problems.append(Finding("yaml-syntax", "error", f"YAML syntax: {problem}", file, line, col))
         return None, src, problems
     except yaml.YAMLError as exc:
         problems.append(Finding("yaml-syntax", "error", f"YAML syntax: {_first_line(exc)}", file, 1, 1))

@@ -172,6 +172,12 @@ class ShellSession(CliSession):
         self.errexit = False
 
     # ----- prompt and loop
+    def exit_status(self) -> int:
+        try:
+            return int(self.env.get("?", "0"))
+        except ValueError:
+            return 1
+
     @property
     def is_root(self) -> bool:
         return self.root_levels > 0

@@ -180,6 +180,10 @@ class CliSession:
     def on_close(self) -> None:
         """Called when the channel closes (any reason)."""
 
+    def exit_status(self) -> int:
+        """The channel's exit status (exec requests: the command's status)."""
+        return 0
+
 
 class CliProfile:
     """A platform's CLI: which session class to run and how to initialise device state."""
@@ -301,7 +305,7 @@ class _Channel(asyncssh.SSHServerSession[str]):
                     chan.write(text)
                     break
                 chan.write(text + ("" if exec_mode else cli.prompt()))
-            chan.exit(0)
+            chan.exit(cli.exit_status() if exec_mode else 0)
         except (asyncssh.Error, OSError, BrokenPipeError):
             pass
         except asyncio.CancelledError:

@@ -43,18 +43,14 @@ INSTALL_DIR = "/usr/local/sbin"
 
 def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
     """Per-NIC effective QoS, ToS byte, PFC vector, DCQCN values, cable length and expected headroom."""
-    from fabriccfg.inventory.derive import (
-        DEFAULT_CABLE_M,
-        effective_nic_qos,
-        roce_intent,
-    )
+    if fabric.fabric.technology != "roce":  # InfiniBand GPU hosts: nothing to render, skip the maths
+        return {"device": device, "fabric_name": fabric.fabric.name, "roce_fabric": False, "nics": [],
+                "rp": [], "debugfs": DEBUGFS}
+    from fabriccfg.inventory.derive import DEFAULT_CABLE_M, effective_nic_qos, roce_intent
     from fabriccfg.render.derive import facts, headroom, pause_quanta
     from fabriccfg.render.filters import cable, tos
 
     host: Host = device  # type: ignore[assignment]
-    if fabric.fabric.technology != "roce":  # InfiniBand GPU hosts: nothing to render, skip the maths
-        return {"device": device, "fabric_name": fabric.fabric.name, "roce_fabric": False, "nics": [],
-                "rp": [], "debugfs": DEBUGFS}
     roce = roce_intent(fabric)
     f = facts(fabric)
     dcqcn = roce.dcqcn

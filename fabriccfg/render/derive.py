@@ -113,8 +113,10 @@ class FabricFacts:
         return got
 
     def _speeds(self, name: str) -> tuple[int, dict[str, int]] | None:
-        """(default speed, port -> speed where it differs) of a device (``inventory.derive.port_speed``
-        rules): switch breakout lane, else ``port_speed``, else the fabric's; NIC ``speed``, else the fabric's.
+        """(default speed, port -> speed where it differs) of a device.
+
+        The rules of ``inventory.derive.port_speed``: switch breakout lane, else ``port_speed``, else
+        the fabric's; NIC ``speed``, else the fabric's.
         """
         got = self._speed_of.get(name)
         if got is None and name not in self._speed_of:
@@ -221,12 +223,16 @@ class IbFacts:
                 names.setdefault(sw.guid, sw.name)
         cns: list[str] = []
         for host in fabric.hosts:
-            own = tuple(nic.guid for nic in host.nics if nic.guid)
-            guids[host.name] = own
-            cns.extend(own)
+            hname = host.name
+            own: list[str] = []
             for nic in host.nics:
-                if nic.guid:
-                    names.setdefault(nic.guid, f"{host.name} {nic.name}")
+                guid = nic.guid
+                if guid:
+                    own.append(guid)
+                    if guid not in names:
+                        names[guid] = f"{hname} {nic.name}"
+            guids[hname] = tuple(own)
+            cns.extend(own)
         for mh in fabric.management_hosts:
             guids[mh.name] = (mh.port_guid,)
             names.setdefault(mh.port_guid, f"{mh.name} {mh.hca}")

@@ -242,6 +242,54 @@ def _specs() -> _LeanSpecs:
 _request_ids = itertools.count(1)
 
 
+class _EngineSlot:
+    """One pysnmp engine with the lean specs installed, its command generator and LCD."""
+
+    def __init__(self) -> None:
+        from pysnmp.entity.engine import SnmpEngine
+        from pysnmp.entity.rfc3413 import cmdgen
+        from pysnmp.hlapi.v3arch.asyncio.lcd import CommandGeneratorLcdConfigurator
+
+        specs = _specs()
+        self.engine: Any = SnmpEngine()
+        for model, mp in self.engine.message_processing_subsystems.items():
+            if int(model) == 1:
+                mp._snmpMsgSpec = specs.v2c_message()
+            elif int(model) == 3:
+                mp._snmpMsgSpec = specs.v3_message()
+        self.cmdgen: Any = cmdgen.CommandGenerator()
+        self.lcd: Any = CommandGeneratorLcdConfigurator()
+        self.users: dict[str, tuple[object, ...]] = {}
+        self.tuned = False
+
+    def close(self) -> None:
+        if self.engine.transport_dispatcher is not None:
+            self.engine.close_dispatcher()
+
+    async def tune_socket(self) -> None:
+        """A large receive buffer on the engine's one UDP socket: replies of many agents arrive at
+        once (up to ``max_inflight`` x ~12 KB); the default ~200 KB overflows, and a dropped reply
+        costs a whole timeout."""
+        from pysnmp.carrier.asyncio.dgram import udp
+
+        try:
+            tr = self.engine.transport_dispatcher.get_transport(udp.DOMAIN_NAME)
+        except Exception:
+            return
+        lport = getattr(tr, "_lport", None)
+        if isinstance(lport, asyncio.Future):
+            await asyncio.shield(lport)
+        sock = tr.transport.get_extra_info("socket") if getattr(tr, "transport", None) is not None else None
+        if sock is not None:
+            for opt in ("SO_RCVBUFFORCE", "SO_RCVBUF"):  # FORCE works for root beyond rmem_max
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, getattr(socket, opt), RCVBUF_BYTES)
+                    break
+                except (OSError, AttributeError):
+                    continue
+            self.tuned = True
+
+
 class SnmpPoller:
     """One pysnmp ``SnmpEngine`` per event loop, polling many agents concurrently.
 
@@ -254,15 +302,17 @@ class SnmpPoller:
         self.max_varbinds = max(1, max_varbinds)
         self.concurrency = max(1, concurrency)
         self.max_inflight = max(1, max_inflight)
-        self._engine: Any = None
+        self._slots: list[_EngineSlot] = []
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._cmdgen: Any = None
-        self._lcd: Any = None
-        self._targets: dict[tuple[object, ...], tuple[str, Any]] = {}
+        self._targets: dict[tuple[object, ...], tuple[_EngineSlot, str]] = {}
         self._rows_hint: dict[tuple[str, bytes], int] = {}
         self._sem: asyncio.Semaphore | None = None
         self._inflight: asyncio.Semaphore | None = None
-        self._sockets_tuned = False
+
+    @property
+    def _engine(self) -> Any:
+        """The (first) engine; None when closed."""
+        return self._slots[0].engine if self._slots else None
 
     # --- lifecycle -------------------------------------------------------------------------
     async def __aenter__(self) -> SnmpPoller:
@@ -275,39 +325,38 @@ class SnmpPoller:
     def open(self) -> None:
         """Build the engine in the running loop (idempotent)."""
         loop = asyncio.get_running_loop()
-        if self._engine is not None:
+        if self._slots:
             if self._loop is not loop:
                 raise RuntimeError("SnmpPoller is bound to another event loop")
             return
-        from pysnmp.entity.engine import SnmpEngine
-        from pysnmp.entity.rfc3413 import cmdgen
-        from pysnmp.hlapi.v3arch.asyncio.lcd import CommandGeneratorLcdConfigurator
-
-        specs = _specs()
-        engine = SnmpEngine()
-        mps = engine.message_processing_subsystems
-        for model, spec in mps.items():
-            if int(model) == 1:
-                spec._snmpMsgSpec = specs.v2c_message()
-            elif int(model) == 3:
-                spec._snmpMsgSpec = specs.v3_message()
-        self._engine = engine
         self._loop = loop
-        self._cmdgen = cmdgen.CommandGenerator()
-        self._lcd = CommandGeneratorLcdConfigurator()
+        self._slots.append(_EngineSlot())
         self._sem = asyncio.Semaphore(self.concurrency)
         self._inflight = asyncio.Semaphore(self.max_inflight)
 
     def close(self) -> None:
-        if self._engine is not None:
-            dispatcher = self._engine.transport_dispatcher
-            if dispatcher is not None:
-                self._engine.close_dispatcher()
-            self._engine = None
-            self._targets.clear()
+        for slot in self._slots:
+            slot.close()
+        self._slots.clear()
+        self._targets.clear()
 
     # --- target configuration --------------------------------------------------------------
-    async def _configure(self, target: SnmpTarget) -> tuple[str, Any]:
+    def _slot_for(self, user: str | None, creds: tuple[object, ...]) -> _EngineSlot:
+        """The engine to use for a v3 ``user`` with ``creds``: pysnmp keeps one key set per user name
+        per engine (re-adding the user drops the keys localized for every agent), so the same user
+        name with different keys (another fabric, per-device keys) gets its own engine."""
+        if user is None:
+            return self._slots[0]
+        for slot in self._slots:
+            if slot.users.get(user, creds) == creds:
+                slot.users[user] = creds
+                return slot
+        slot = _EngineSlot()
+        slot.users[user] = creds
+        self._slots.append(slot)
+        return slot
+
+    async def _configure(self, target: SnmpTarget) -> tuple[_EngineSlot, str]:
         key = target.cache_key()
         cached = self._targets.get(key)
         if cached is not None:
@@ -321,6 +370,7 @@ class SnmpPoller:
             if not acc.community:
                 raise SnmpConfigError(f"{target.name}: SNMP v2c needs a community")
             auth = CommunityData(acc.community, mpModel=1)  # noqa: S508 (v2c is the user's choice)
+            slot = self._slot_for(None, ())
         else:
             if not acc.user:
                 raise SnmpConfigError(f"{target.name}: SNMP v3 needs a user")
@@ -337,43 +387,21 @@ class SnmpPoller:
                             f"{target.name}: unknown SNMP priv protocol {acc.priv_protocol!r}")
                     kwargs.update(privKey=acc.priv_key, privProtocol=getattr(hauth, pname))
             auth = UsmUserData(acc.user, **kwargs)  # noqa: S509 (authPriv unless the user chose less)
+            creds = (acc.auth_protocol, acc.auth_key, acc.priv_protocol, acc.priv_key)
+            slot = self._slot_for(acc.user, creds)
         transport = await UdpTransportTarget.create((target.host, target.port), timeout=target.timeout,
                                                     retries=target.retries)
-        addr_name, _params = self._lcd.configure(self._engine, auth, transport, target.context)
-        if not self._sockets_tuned:
-            await self._tune_socket()
-        context_engine_id = None
-        entry = (addr_name, context_engine_id)
+        addr_name, _params = slot.lcd.configure(slot.engine, auth, transport, target.context)
+        if not slot.tuned:
+            await slot.tune_socket()
+        entry = (slot, addr_name)
         self._targets[key] = entry
         return entry
-
-    async def _tune_socket(self) -> None:
-        """A large receive buffer on the engine's one UDP socket: replies of many agents arrive at
-        once (up to ``max_inflight`` x ~12 KB); the default ~200 KB overflows, and a dropped reply
-        costs a whole timeout."""
-        from pysnmp.carrier.asyncio.dgram import udp
-
-        try:
-            tr = self._engine.transport_dispatcher.get_transport(udp.DOMAIN_NAME)
-        except Exception:
-            return
-        lport = getattr(tr, "_lport", None)
-        if isinstance(lport, asyncio.Future):
-            await asyncio.shield(lport)
-        sock = tr.transport.get_extra_info("socket") if getattr(tr, "transport", None) is not None else None
-        if sock is not None:
-            for opt in ("SO_RCVBUFFORCE", "SO_RCVBUF"):  # FORCE works for root beyond rmem_max
-                try:
-                    sock.setsockopt(socket.SOL_SOCKET, getattr(socket, opt), RCVBUF_BYTES)
-                    break
-                except (OSError, AttributeError):
-                    continue
-            self._sockets_tuned = True
 
     # --- one request -----------------------------------------------------------------------
     async def _request(self, target: SnmpTarget, pdu: Any) -> tuple[str | None, int, int, bytes]:
         """Send ``pdu``; -> (error indication, error-status, error-index, raw varbind list)."""
-        addr_name, context_engine_id = await self._configure(target)
+        slot, addr_name = await self._configure(target)
         assert self._loop is not None
         fut: asyncio.Future[tuple[Any, Any]] = self._loop.create_future()
 
@@ -386,8 +414,7 @@ class SnmpPoller:
         assert self._inflight is not None
         async with self._inflight:
             try:
-                self._cmdgen.send_pdu(self._engine, addr_name, context_engine_id, target.context, pdu, done,
-                                      None)
+                slot.cmdgen.send_pdu(slot.engine, addr_name, None, target.context, pdu, done, None)
             except PySnmpError as exc:
                 return f"send failed: {exc}", 0, 0, b""
             error_indication, response = await fut
@@ -420,7 +447,7 @@ class SnmpPoller:
     async def get(self, target: SnmpTarget,
                   oids: Sequence[Oid]) -> tuple[str | None, list[int | bytes | None]]:
         """GET scalars; -> (error, values in order)."""
-        if self._engine is None:
+        if not self._slots:
             self.open()
         encoded = [ber.encode_oid(o) for o in oids]
         pdu = self._get_pdu(ber.encode_null_varbinds(encoded))
@@ -442,7 +469,7 @@ class SnmpPoller:
         Rows of each column are in agent order; a column that errors or times out ends the walk with
         ``error`` set and the rows gathered so far.
         """
-        if self._engine is None:
+        if not self._slots:
             self.open()
         assert self._sem is not None
         async with self._sem:
@@ -452,7 +479,7 @@ class SnmpPoller:
         """Walk each group of columns (e.g. one per table) as its own GETBULK loop, concurrently, and
         merge the results. Same requests and varbinds as one loop, but several in flight per agent:
         a walk is a chain of round trips, so on a busy host its wall time is scheduling latency."""
-        if self._engine is None:
+        if not self._slots:
             self.open()
         assert self._sem is not None
         groups = [g for g in groups if g]

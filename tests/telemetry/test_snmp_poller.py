@@ -176,3 +176,29 @@ def test_walk_groups_equals_one_loop(roce_fabric: Fabric) -> None:
             assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) > 1_000_000 or os.geteuid() != 0
 
     asyncio.run(_with_agent(roce_fabric, sw.name, body))
+
+
+def test_same_v3_user_with_different_keys_on_one_poller(roce_fabric: Fabric) -> None:
+    """Two fabrics (or per-device keys) with one user name: pysnmp holds one key set per user per
+    engine, so alternating between them must not reuse stale localized keys (wrong digest)."""
+    names = [s.name for s in roce_fabric.switches][:2]
+    other = {"user": "fabric", "auth_key": "otherauth456", "priv_key": "otherpriv456"}
+
+    async def main() -> None:
+        model = traffic.TrafficModel(roce_fabric, seed=2)
+        a = await mock_snmp.start_agent(model, names[0], v3_user=V3_USER)
+        b = await mock_snmp.start_agent(model, names[1], v3_user=other)
+        v3b = V3.model_copy(update={"auth_key": other["auth_key"], "priv_key": other["priv_key"]})
+        try:
+            async with SnmpPoller() as p:
+                ta = SnmpTarget(names[0], "127.0.0.1", a.port, V3, timeout=0.5, retries=1)
+                tb = SnmpTarget(names[1], "127.0.0.1", b.port, v3b, timeout=0.5, retries=1)
+                for _ in range(2):
+                    ra, rb = await asyncio.gather(p.walk(ta, COLUMNS[:2]), p.walk(tb, COLUMNS[:2]))
+                    assert ra.error is None and rb.error is None, (ra.error, rb.error)
+                assert len(p._slots) == 2
+        finally:
+            a.close()
+            b.close()
+
+    asyncio.run(main())

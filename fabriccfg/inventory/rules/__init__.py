@@ -79,6 +79,9 @@ def run_rules(fabric: Fabric, src: Source) -> list[Finding]:
                     f"rule {r.id} failed ({type(exc).__name__}: {exc}); please report this",
                 )
             )
+    from fabriccfg.inventory.rules._util import clear_caches
+
+    clear_caches()
     out = _collapse_profile_findings(out, src)
     out.sort(key=lambda f: (f.line, f.col, f.rule))
     return out

@@ -80,3 +80,8 @@ def link_speeds(fabric: Fabric) -> list[int]:
         out.append(min(speeds) if speeds else fabric.fabric.link_speed)
     _SPEEDS[:] = [(fabric, out)]
     return out
+
+
+def clear_caches() -> None:
+    """Drop the per-fabric cache (``run_rules`` calls this so no fabric outlives its validation)."""
+    _SPEEDS.clear()

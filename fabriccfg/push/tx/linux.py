@@ -33,6 +33,8 @@ class LinuxFilesTransaction(CliTransaction):
         super().__init__(ctx)
         spec = getattr(platforms.module(ctx.platform), "RENDER", None)
         self.install_paths: Mapping[str, str] = dict(getattr(spec, "install_paths", {}) or {})
+        self.exists: dict[str, bool] = {}
+        """File name -> whether it existed when fetched."""
         self.backed: dict[str, bool] = {}
         """File name -> True when a .bak copy exists (False: the file did not exist before)."""
         self.uploaded: list[str] = []
@@ -60,27 +62,35 @@ class LinuxFilesTransaction(CliTransaction):
     # ----------------------------------------------------------------- protocol
     def fetch(self, conn: Any, names: Sequence[str]) -> dict[str, str]:
         self._root(conn)
-        return {n: read_file(self, conn, self.path(n)) or "" for n in names}
+        out: dict[str, str] = {}
+        for n in names:
+            text = read_file(self, conn, self.path(n))
+            self.exists[n] = text is not None
+            out[n] = text or ""
+        return out
 
     def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+        """Copy every existing file to ``FILE.<tag>.bak`` in one command line."""
         self._root(conn)
         for name in running:
-            p = self.path(name)
-            code, _ = self.status(conn, f"test -f {p}")
-            if code == 0:
-                code, out = self.status(conn, f"cp -p {p} {p}.{self.ctx.tag}.bak")
-                if code:
-                    raise TxError(f"backup copy of {p} failed: {out[:120]}")
-            self.backed[name] = code == 0
+            if name not in self.exists:
+                self.exists[name] = self.status(conn, f"test -f {self.path(name)}")[0] == 0
+        tag = self.ctx.tag
+        copies = [f"cp -p {self.path(n)} {self.path(n)}.{tag}.bak" for n in running if self.exists[n]]
+        if copies:
+            code, out = self.status(conn, " && ".join(copies))
+            if code:
+                raise TxError(f"backup copies failed: {_last(out)}")
+        self.backed = {n: self.exists[n] for n in running}
 
     def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
         self._root(conn)
         changed = [n for n in intended if n in diff.files] or list(intended)
+        dirs = sorted({self.path(n).rsplit("/", 1)[0] or "/" for n in changed})
+        self.status(conn, f"mkdir -p {' '.join(dirs)}")
         for name in changed:
-            p = self.path(name)
-            self.status(conn, f"mkdir -p {p.rsplit('/', 1)[0] or '/'}")
             self.uploaded.append(name)
-            upload(self, conn, f"{p}.{self.ctx.tag}.new", intended[name])
+            upload(self, conn, f"{self.path(name)}.{self.ctx.tag}.new", intended[name])
         for name in changed:
             check = self.prechecks.get(name)
             if check:
@@ -89,12 +99,11 @@ class LinuxFilesTransaction(CliTransaction):
                                                            tag=self.ctx.tag))
                 if code:
                     raise TxError(f"pre-check of {name} failed: {_last(out)}")
-        for name in changed:
-            p = self.path(name)
-            self.installed.append(name)
-            code, out = self.status(conn, f"mv {p}.{self.ctx.tag}.new {p}")
-            if code:
-                raise TxError(f"installing {p} failed: {_last(out)}")
+        self.installed.extend(changed)
+        moves = [f"mv {self.path(n)}.{self.ctx.tag}.new {self.path(n)}" for n in changed]
+        code, out = self.status(conn, " && ".join(moves))
+        if code:
+            raise TxError(f"installing the new files failed: {_last(out)}")
         self.uploaded = []
         self.ctx.step("restarting")
         self._activate(conn, changed)
@@ -121,21 +130,19 @@ class LinuxFilesTransaction(CliTransaction):
 
     def confirm(self, conn: Any) -> None:
         self._root(conn)
-        for name, had in self.backed.items():
-            if had:
-                self.status(conn, f"rm -f {self.path(name)}.{self.ctx.tag}.bak")
+        baks = [f"{self.path(n)}.{self.ctx.tag}.bak" for n, had in self.backed.items() if had]
+        if baks:
+            self.status(conn, f"rm -f {' '.join(baks)}")
         self.backed = {}
 
     def rollback(self, conn: Any) -> None:
         self._root(conn)
-        for name, had in self.backed.items():
-            p = self.path(name)
-            if had:
-                code, out = self.status(conn, f"mv {p}.{self.ctx.tag}.bak {p}")
-                if code:
-                    raise TxError(f"restoring {p} failed: {_last(out)}")
-            else:
-                self.status(conn, f"rm -f {p}")
+        steps = [f"mv {self.path(n)}.{self.ctx.tag}.bak {self.path(n)}" if had else f"rm -f {self.path(n)}"
+                 for n, had in self.backed.items()]
+        if steps:
+            code, out = self.status(conn, " && ".join(steps))
+            if code:
+                raise TxError(f"restoring the old files failed: {_last(out)}")
         # restart what reads the restored files; re-run only scripts that existed before
         again = [n for n, had in self.backed.items() if n in self.services or (had and n in self.run_scripts)]
         self.backed = {}
@@ -143,8 +150,9 @@ class LinuxFilesTransaction(CliTransaction):
         self._activate(conn, again)
 
     def _cleanup_new(self, conn: Any) -> None:
-        for name in self.uploaded:
-            self.status(conn, f"rm -f {self.path(name)}.{self.ctx.tag}.new")
+        if self.uploaded:
+            news = [f"{self.path(n)}.{self.ctx.tag}.new" for n in self.uploaded]
+            self.status(conn, "rm -f " + " ".join(news))
         self.uploaded = []
 
     def cleanup(self, conn: Any) -> None:

@@ -6,9 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import IB, ROCE, load_data, only, rules_of
 
 from fabriccfg.inventory.rules import RULES, load_families
+
+from .conftest import IB, ROCE, dump, load_data, only, rules_of
 
 Mut = Callable[[dict[str, Any]], None]
 
@@ -269,7 +270,7 @@ def test_finding_points_at_the_offending_line() -> None:
     data["hosts"][1]["nics"][0]["qos"] = {"pfc_priorities": [4]}
     result = load_data(data)
     (hit,) = only(result, "lossless-mismatch")
-    text = __import__("conftest").dump(data).splitlines()
+    text = dump(data).splitlines()
     assert "pfc_priorities" in text[hit.line - 1]
     assert "gpu2:mlx5_0" in hit.message
 

@@ -7,11 +7,12 @@ import os
 from typing import Any
 
 import yaml
-from conftest import IB, ROCE, dump, load_data, only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabriccfg.inventory.load import InventoryError, load, load_fabric, loads
+
+from .conftest import IB, ROCE, dump, load_data, only
 
 BASE_TEXTS = [dump(ROCE), dump(IB)]
 EXAMPLES = int(os.environ.get("FABRICCFG_HYPOTHESIS_EXAMPLES", "150"))

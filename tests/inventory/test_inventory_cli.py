@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+
+from .conftest import REPO
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

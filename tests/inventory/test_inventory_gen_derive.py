@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import ROCE, load_data
 
 from fabriccfg.inventory.derive import (
     effective_nic_qos,
@@ -16,6 +15,8 @@ from fabriccfg.inventory.derive import (
 )
 from fabriccfg.inventory.gen import GenError, dump_yaml, generate, plan
 from fabriccfg.inventory.load import loads
+
+from .conftest import ROCE, load_data
 
 
 @pytest.mark.parametrize("technology", ["infiniband", "roce"])
