@@ -49,7 +49,7 @@ def measure(data: dict[str, Any], repeat: int) -> tuple[tuple[float, float], tup
     jobs = []
     for device in warm.devices.values():
         spec = render_spec(device.platform)
-        if spec is None:
+        if spec is None or (spec.applies is not None and not spec.applies(warm, device)):
             continue
         ctx = spec.context(warm, device)
         names = list(spec.select(ctx)) if spec.select is not None else list(spec.files)

@@ -167,6 +167,10 @@ def _fast_class(device_type: str) -> Any:
                 """
                 return fast_command(self, command, expect=expect, timeout=timeout)
 
+            def fc_lines(self, lines: list[str], *, window: int = 16, timeout: float = 60.0) -> list[str]:
+                """Config lines with type-ahead (see :func:`fast_lines`); one output per line."""
+                return fast_lines(self, lines, window=window, timeout=timeout)
+
             def _open(self) -> None:
                 handle = self._fc_handle
                 if handle is not None:
@@ -282,6 +286,52 @@ def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout:
         if m:
             body = body[: m.start()]
     return body.rstrip("\n")
+
+
+def fast_lines(conn: Any, lines: list[str], *, window: int = 16, timeout: float = 60.0) -> list[str]:
+    """Send config lines ``window`` at a time (type-ahead) and return each line's output.
+
+    The device still handles one line after another; only the waiting is batched. Each line's output is
+    the text between its echo and the prompt that precedes the next echo. Callers run inside a
+    transaction, so lines after a rejected one (same window) are undone with everything else.
+    """
+    from netmiko.exceptions import ReadTimeout
+
+    outputs: list[str] = []
+    prompt = _prompt_rx(conn)
+    for start in range(0, len(lines), max(1, window)):
+        batch = lines[start:start + max(1, window)]
+        conn.write_channel("".join(line + conn.RETURN for line in batch))
+        echoes = [line.strip() for line in batch]
+        buf = ""
+        deadline = time.monotonic() + timeout
+        found: list[int] = []
+        pos = 0
+        while True:
+            data: str = conn.read_channel()
+            if data:
+                buf += data
+                while len(found) < len(echoes):
+                    at = buf.find(echoes[len(found)], pos)
+                    if at < 0:
+                        break
+                    found.append(at)
+                    pos = at + len(echoes[len(found) - 1])
+                if len(found) == len(echoes):
+                    nl = buf.find("\n", pos)
+                    if nl >= 0 and prompt.search(buf[nl + 1:]):
+                        break
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ReadTimeout(f"no prompt within {timeout:g} s after {batch[-1][:60]!r}")
+            _wait_readable(conn, min(left, 0.5))
+        for i, at in enumerate(found):
+            nl = buf.find("\n", at)
+            end = found[i + 1] if i + 1 < len(found) else len(buf)
+            seg = buf[nl + 1:end] if 0 <= nl < end else ""
+            outputs.append(seg.rsplit("\n", 1)[0] if "\n" in seg else "")
+    return outputs
 
 
 def connect(ep: Endpoint, *, insecure_host_keys: bool = False, timeout: float = 30.0,

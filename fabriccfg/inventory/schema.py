@@ -12,14 +12,14 @@ from typing import Any
 
 from fabriccfg.inventory.models import Fabric
 
-_SPEED = {
+_SPEED: dict[str, Any] = {
     "anyOf": [
         {"type": "integer", "exclusiveMinimum": 0, "maximum": 1600},
         {"type": "string", "examples": ["400G", "200G", "HDR", "HDR100", "NDR"]},
     ],
     "description": "Gb/s, or a string such as 400G or HDR",
 }
-_GUID = {
+_GUID: dict[str, Any] = {
     "anyOf": [{"type": "string", "pattern": "^(0x)?[0-9a-fA-F:]{1,23}$"}, {"type": "integer"}],
     "description": "64-bit GUID, e.g. 0x08c0eb0300f6fc26",
 }
@@ -40,14 +40,17 @@ def _patch(node: Any, name: str) -> None:
             for key, sub in list(props.items()):
                 desc = sub.get("description") if isinstance(sub, dict) else None
                 extra = {"description": desc} if desc else {}
+                nullable = isinstance(sub, dict) and {"type": "null"} in sub.get("anyOf", [])
+                null: list[dict[str, Any]] = [{"type": "null"}] if nullable else []
                 if key in ("speed", "link_speed", "port_speed", "rate"):
                     props[key] = {
-                        **_SPEED,
+                        "anyOf": [*_SPEED["anyOf"], *null],
+                        "description": _SPEED["description"],
                         **extra,
                         **({"default": sub["default"]} if "default" in sub else {}),
                     }
                 elif key in ("guid", "port_guid"):
-                    props[key] = {**_GUID, **extra}
+                    props[key] = {"anyOf": [*_GUID["anyOf"], *null], **extra}
                 elif key == "mgmt":
                     props[key] = {"anyOf": [_ADDRESS, {"type": "null"}], **extra}
                 elif key == "pkey" and name == "Partition":

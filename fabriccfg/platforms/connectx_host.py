@@ -43,9 +43,6 @@ INSTALL_DIR = "/usr/local/sbin"
 
 def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
     """Per-NIC effective QoS, ToS byte, PFC vector, DCQCN values, cable length and expected headroom."""
-    if fabric.fabric.technology != "roce":  # InfiniBand GPU hosts: nothing to render, skip the maths
-        return {"device": device, "fabric_name": fabric.fabric.name, "roce_fabric": False, "nics": [],
-                "rp": [], "debugfs": DEBUGFS}
     from fabriccfg.inventory.derive import DEFAULT_CABLE_M, effective_nic_qos, roce_intent
     from fabriccfg.render.derive import facts, headroom, pause_quanta
     from fabriccfg.render.filters import cable, tos
@@ -79,18 +76,20 @@ def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
     return {
         "device": device,
         "fabric_name": fabric.fabric.name,
-        "roce_fabric": fabric.fabric.technology == "roce",
         "nics": nics,
         "rp": f.memo("connectx-host.rp", lambda: [(key, getattr(dcqcn, key)) for key in RP_KEYS]),
         "debugfs": DEBUGFS,
     }
 
 
-def _render_select(ctx: Context) -> list[str]:
+def _render_applies(fabric: Fabric, device: Device) -> bool:
     """RoCE fabrics only: an InfiniBand GPU host has nothing to configure here."""
-    if not (ctx["roce_fabric"] and ctx["nics"]):
-        return []
-    return ["roce-setup.sh", "roce-readback.sh", "roce-expected.txt"]
+    return fabric.fabric.technology == "roce"
+
+
+def _render_select(ctx: Context) -> list[str]:
+    """Nothing for a host without RoCE netdevs."""
+    return ["roce-setup.sh", "roce-readback.sh", "roce-expected.txt"] if ctx["nics"] else []
 
 
 RENDER = RenderSpec(
@@ -100,6 +99,7 @@ RENDER = RenderSpec(
         "roce-expected.txt": "connectx-host/roce-expected.txt.j2",
     },
     context=_render_context,
+    applies=_render_applies,
     select=_render_select,
     install_paths={
         "roce-setup.sh": f"{INSTALL_DIR}/fabriccfg-roce-setup.sh",
@@ -115,4 +115,4 @@ from fabriccfg.push.tx.linux import ConnectxHostTransaction as TRANSACTION
 from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
 
-TELEMETRY = _TelemetrySpec(cli=(_tc.ETHTOOL, _tc.PERFQUERY_LOCAL))
+TELEMETRY = _TelemetrySpec(cli=(*_tc.IB_FABRIC_TOOLS, _tc.ETHTOOL, _tc.PERFQUERY_LOCAL))

@@ -122,6 +122,8 @@ class CliTransaction:
     error_pattern: ClassVar[str] = r"^%"
     """A line of a device answer that means the command failed."""
     running_command: ClassVar[str] = "show running-config"
+    pipeline: ClassVar[int] = 16
+    """Config lines sent ahead of their answers (1: strictly one by one)."""
 
     def __init__(self, ctx: TxContext) -> None:
         self.ctx = ctx
@@ -156,9 +158,9 @@ class CliTransaction:
         lines = [ln for ln in lines if ln.strip()]
         if not lines:
             return
-        if hasattr(conn, "fc_command"):
-            for line in lines:
-                out = conn.fc_command(line, timeout=self.ctx.read_timeout)
+        if hasattr(conn, "fc_lines"):
+            outs = conn.fc_lines(list(lines), window=self.pipeline, timeout=self.ctx.read_timeout)
+            for line, out in zip(lines, outs, strict=False):
                 if re.search(self.error_pattern, out, re.M):
                     why = first_error_line(out, self.error_pattern)
                     raise TxError(f"the device rejected config line {line.strip()!r}: {why}")

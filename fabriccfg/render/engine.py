@@ -73,7 +73,7 @@ def render_spec(platform: str) -> RenderSpec | None:
 
 def _render(env: jinja2.Environment, fabric: Fabric, device: Device) -> RenderedDevice | None:
     spec = render_spec(device.platform)
-    if spec is None:
+    if spec is None or (spec.applies is not None and not spec.applies(fabric, device)):
         return None
     ctx = spec.context(fabric, device)
     wanted = list(spec.select(ctx)) if spec.select is not None else list(spec.files)

@@ -42,6 +42,8 @@ class RenderSpec:
     """Output file name -> template path relative to the templates folder, e.g. ``eos/config.txt.j2``."""
     context: Callable[[Fabric, Device], Context]
     """(fabric, device) -> the template context, with every derived value already computed."""
+    applies: Callable[[Fabric, Device], bool] | None = None
+    """Cheap pre-check: False means the device renders nothing and its context is never computed."""
     select: Callable[[Context], Iterable[str]] | None = None
     """Which of ``files`` this device gets (default: all); e.g. ``sharp_am.cfg`` only on the AM host."""
     install_paths: Mapping[str, str] = field(default_factory=dict)

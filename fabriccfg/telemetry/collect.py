@@ -126,7 +126,10 @@ def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 
     fabric_cmds_done: set[str] = set()
     # SM hosts by intended priority, so fabric-wide tools run on the preferred one
     sm_prio = {sm.device: sm.priority for sm in (fabric.ib.subnet_managers if fabric.ib else [])}
-    order = sorted(fabric.devices.values(), key=lambda d: (-sm_prio.get(d.name, -1), d.name))
+    def rank(d: Any) -> tuple[bool, int, str]:
+        return platforms.info(d.platform).kind != "sm-host", -sm_prio.get(d.name, -1), d.name
+
+    order = sorted(fabric.devices.values(), key=rank)
     for dev in order:
         if wanted is not None and dev.name not in wanted:
             continue
@@ -173,6 +176,7 @@ def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 
                     commands.append((cmd.command.format(netdev=dev.hca, nic=dev.hca), cmd,
                                      CliContext(dev.name, dev.hca, ib, roce_prio)))
             else:
+                fabric_cmds_done.add(cmd.name)  # an SM host's own sminfo makes a GPU host's redundant
                 commands.append((cmd.command, cmd, CliContext(dev.name, None, ib, roce_prio)))
         if commands:
             out.cli.append(CliJob(ep, commands))

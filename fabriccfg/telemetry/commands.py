@@ -34,7 +34,7 @@ def _sm_lids(samples: list[Sample], ctx: CliContext) -> list[str]:
     """``sminfo LID`` for every SM host port ibnetdiscover found: plain ``sminfo`` only shows the master."""
     lids = []
     for s in samples:
-        if s.metric == "ib_node" and s.device in ctx.ib.sm_devices and s.label("type") == "ca":
+        if s.metric == "ib_node" and s.device in ctx.ib.sm_devices:
             lid = s.label("lid")
             if lid and lid.isdigit() and lid not in lids:
                 lids.append(lid)
@@ -65,6 +65,12 @@ def services(*units: str) -> tuple[CliCommand, ...]:
 IBNETDISCOVER = CliCommand("ibnetdiscover", "ibnetdiscover", _ibnetdiscover, per="fabric")
 IBQUERYERRORS = CliCommand("ibqueryerrors", "ibqueryerrors", _ibqueryerrors, per="fabric")
 SMINFO = CliCommand("sminfo", "sminfo", _sminfo, followups=_sm_lids)
+IB_FABRIC_TOOLS = (
+    CliCommand("ibnetdiscover", "ibnetdiscover", _ibnetdiscover, per="fabric", technology="infiniband"),
+    CliCommand("ibqueryerrors", "ibqueryerrors", _ibqueryerrors, per="fabric", technology="infiniband"),
+    CliCommand("sminfo", "sminfo", _sminfo, per="fabric", technology="infiniband", followups=_sm_lids),
+)
+"""infiniband-diags on a GPU host: the fabric-wide view when the fabric has no SM host."""
 PERFQUERY_LOCAL = CliCommand("perfquery", "perfquery -x", _perfquery, per="first-nic",
                              technology="infiniband")
 ETHTOOL = CliCommand("ethtool", "ethtool -S {netdev}", _ethtool, per="nic", technology="roce")
