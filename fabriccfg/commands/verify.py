@@ -205,6 +205,11 @@ def watch_cmd(  # noqa: PLR0917
         except OSError as exc:
             raise fail(f"--serve {serve}: {exc.strerror or exc}") from None
         typer.echo(f"serving metrics on http://{server.address}/metrics", err=True)
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():  # systemd/Kubernetes stop: finish cleanly
+        signal.signal(signal.SIGTERM, lambda *_: loop.stop.set())
     try:
         loop.run(period, rounds=rounds or None,
                  on_round=lambda r: typer.echo(watch.summary(r), err=True))

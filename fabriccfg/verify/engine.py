@@ -616,7 +616,8 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
     shown = fmt_number(value)
     msg = f"{check.description or check.id}: {shown}{unit}"
     if threshold:
-        msg += f" ({level}: {threshold}{unit}"
+        numeric = threshold.startswith(_OPS)  # "> 0.5" takes the unit; a `show:` text does not
+        msg += f" ({level}: {threshold}{unit if numeric else ''}"
         msg += f" for {len(window)} point(s))" if check.for_points > 1 else ")"
     return Finding(check.id, level, device, port, priority, value, threshold, check.hint, msg)  # type: ignore[arg-type]
 

@@ -218,8 +218,9 @@ def _sample_families(point: Point) -> list[MetricFamilyRows]:
     """Rates of counters, values of gauges, one-hot states, from one evaluation point."""
     by_name: dict[str, MetricFamilyRows] = {}
     label_names: dict[str, list[str]] = {}
+    seen: set[tuple[str, tuple[str, ...]]] = set()
     for s in point.snapshot:
-        if s.kind == "info" or (s.port is None and s.kind == "state"):
+        if s.kind == "info":
             continue
         extra = sorted({metric_name(k) for k, _ in s.labels})
         label_names.setdefault(s.metric, [])
@@ -249,7 +250,12 @@ def _sample_families(point: Point) -> list[MetricFamilyRows]:
         fam = by_name.get(fname)
         if fam is None:
             fam = by_name[fname] = MetricFamilyRows(fname, doc, "gauge", names, [])
-        fam.rows.append(([s.device, s.port or "", *[lbl.get(n, "") for n in names[2:]]], value))
+        row = [s.device, s.port or "", *[lbl.get(n, "") for n in names[2:]]]
+        key = (fname, tuple(row))
+        if key in seen:  # the same series from two sources (e.g. two SM hosts): one sample per series
+            continue
+        seen.add(key)
+        fam.rows.append((row, value))
     return list(by_name.values())
 
 

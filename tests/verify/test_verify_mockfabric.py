@@ -54,6 +54,7 @@ def test_healthy_roce_then_storm(roce, roce_mock, live_checks):
     assert len(origin) == 1, [f.to_dict() for f in report.findings]
     assert origin[0].origin == "gpu05:mlx5_0"
     assert origin[0].path[:2] == ["gpu05:mlx5_0", "leaf-r0:swp5"], origin[0].path
+    assert ("pfc-watchdog-fired", "leaf-r0", "swp5") in {(f.check, f.device, f.port) for f in report.findings}
     assert report.exit_code == 2
 
 
@@ -155,7 +156,7 @@ def ib_mock(tmp_path, ib):
 @pytest.mark.parametrize(
     "lab,scenario,expected",
     [
-        ("roce", "congestion:gpu04", {("cnp-rate", "gpu04")}),
+        ("roce", "congestion:gpu04", {("cnp-rate", "gpu04"), ("ecn-congestion", "leaf-r0")}),
         ("roce", "lossless-drop:leaf-r2:Ethernet3/1", {("lossless-queue-drops", "leaf-r2")}),
         ("roce", "cabling-swap:leaf-r0:swp1,leaf-r0:swp2", {("eth-cabling", "leaf-r0")}),
         ("ib", "ib-congestion:ib-leaf-r1:1/31", {("ib-xmit-wait", "ib-leaf-r1")}),

@@ -51,3 +51,9 @@ def test_promtool_test_rules():
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "SUCCESS" in r.stdout + r.stderr
+
+
+def test_every_shipped_check_is_documented():
+    doc = (ROOT / "docs" / "verify.md").read_text()
+    for c in load_checks():
+        assert f"| {c.id} |" in doc, c.id

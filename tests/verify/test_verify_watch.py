@@ -74,3 +74,22 @@ def test_shard_watcher_only_polls_its_devices(roce, checks):
     w.close()
     assert seen and seen == {n for n in roce.devices if runner.shard_of(n, 2) == 1}
     assert w.last is not None and w.last.status == "ok"
+
+
+def test_exporter_states_and_duplicates(ib, checks):
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    synth = Synth(ib)
+    w = watch.Watcher(ib, {n: None for n in ib.devices}, checks, _collector(synth))  # type: ignore[arg-type]
+    w.run(0.01, rounds=2)
+    w.close()
+    snap = w.snaps[-1]
+    snap.add(next(s for s in snap if s.metric == "sm_state"))  # the same series twice
+    w.last_point = watch.build_points([w.snaps[-2], snap])[0]
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(watch.FabricCollector(w))
+    fams = {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+    sm = fams["fabriccfg_sm_state"].samples
+    assert {(s.labels["device"], s.labels["state"]) for s in sm} == {("sm1", "master"), ("sm2", "standby")}
+    assert len(sm) == 2
+    assert fams["fabriccfg_port_xmit_wait_per_second"].samples
