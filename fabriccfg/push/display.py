@@ -21,8 +21,9 @@ def _changes(r: DeviceResult) -> str:
         return ""
     if not r.changed:
         return "0"
-    plus = sum(1 for ln in r.diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
-    minus = sum(1 for ln in r.diff.splitlines() if ln.startswith("-") and not ln.startswith("---"))
+    lines = [ln.lstrip() for ln in r.diff.splitlines() if not ln.startswith(("+++", "---", "@@"))]
+    plus = sum(1 for ln in lines if ln.startswith("+"))
+    minus = sum(1 for ln in lines if ln.startswith("-"))
     return f"+{plus}/-{minus}" if plus or minus else "yes"
 
 

@@ -71,8 +71,8 @@ def render_spec(platform: str) -> RenderSpec | None:
     return spec if isinstance(spec, RenderSpec) else None
 
 
-def _render(env: jinja2.Environment, fabric: Fabric, device: Device) -> RenderedDevice | None:
-    spec = render_spec(device.platform)
+def _render(env: jinja2.Environment, fabric: Fabric, device: Device,
+            spec: RenderSpec | None) -> RenderedDevice | None:
     if spec is None or (spec.applies is not None and not spec.applies(fabric, device)):
         return None
     ctx = spec.context(fabric, device)
@@ -95,7 +95,8 @@ def render_device(fabric: Fabric, name: str, templates_dir: str | Path | None = 
     device = fabric.devices.get(name)
     if device is None:
         raise RenderError(f"no device named {name!r} in the inventory")
-    got = _render(environment(str(templates_dir) if templates_dir else None), fabric, device)
+    env = environment(str(templates_dir) if templates_dir else None)
+    got = _render(env, fabric, device, render_spec(device.platform))
     return got if got is not None else RenderedDevice(device.name, device.platform, {})
 
 
@@ -118,8 +119,12 @@ def render_fabric(
     if role is not None:
         chosen = [d for d in chosen if d.role == role]
     out = []
+    specs: dict[str, RenderSpec | None] = {}
     for device in sorted(chosen, key=lambda d: d.name):
-        got = _render(env, fabric, device)
+        platform = device.platform
+        if platform not in specs:
+            specs[platform] = render_spec(platform)
+        got = _render(env, fabric, device, specs[platform])
         if got is not None:
             out.append(got)
     return out

@@ -6,14 +6,15 @@ A check file names what to compute, where, and when it is bad::
     description: ECN-marked share of the lossless class's transmitted packets
     scope: {technology: [roce], kinds: [switch], cabled: true, priority: lossless}
     value: ratio(rate(ecn_marked), rate(tc_tx_pkts))
-    warn: "> 0.05"
-    crit: "> 0.25"
+    warn: "> 0.01"
+    crit: "> 0.2"
     for: 2
     hint: Sustained marking means incast or an undersized buffer ...
 
 ``value``/``when``/``warn``/``crit`` are expressions of :mod:`fabriccfg.verify.expr`. ``warn``/``crit``
 may be a number (compared with ``op``, default ``>``), a string starting with a comparison
-(``"> 0.05"``, applied to ``value``) or a full boolean expression. ``when`` is a guard: where it is
+(``"> 0.05"``, applied to ``value``), a full boolean expression, or ``{expr: ..., show: ...}`` (an
+expression with the text to show as the threshold). ``when`` is a guard: where it is
 false the scope is OK. ``for: N`` asks for the condition on the last N sample points (all points when
 fewer were taken). Checks that need code name an analyzer (``analyzer: pfc_storm_origin``); the YAML
 still carries the id, severity and hint.
@@ -95,12 +96,7 @@ class Finding:
 
     @property
     def where(self) -> str:
-        out = self.device or "fabric"
-        if self.port:
-            out += f":{self.port}"
-        if self.priority is not None:
-            out += f" prio {self.priority}"
-        return out
+        return where(self.device, self.port, self.priority)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -114,6 +110,16 @@ class Finding:
         if self.details:
             d["details"] = {k: _jsonable(v) for k, v in self.details.items()}
         return d
+
+
+def where(device: str | None, port: str | None = None, priority: int | None = None) -> str:
+    """'leaf-r0:swp3 prio 3' (the name of a scope in tables and JUnit test cases)."""
+    out = device or "fabric"
+    if port:
+        out += f":{port}"
+    if priority is not None:
+        out += f" prio {priority}"
+    return out
 
 
 def _jsonable(v: Any) -> Any:
@@ -136,6 +142,8 @@ class CheckResult:
     nodata: int = 0
     message: str = ""
     findings: list[Finding] = field(default_factory=list)
+    passed: list[str] = field(default_factory=list)
+    """Scopes evaluated without a finding (JUnit passing test cases)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"check": self.check, "state": self.state, "scopes": self.scopes, "nodata": self.nodata,
@@ -187,7 +195,7 @@ class Scope:
     ports: re.Pattern[str] | None = None
     cabled: bool = False
     priority: str | int | None = None
-    level: Literal["port", "device", "fabric"] = "port"
+    level: Literal["port", "device"] = "port"
 
 
 @dataclass(frozen=True)
@@ -287,8 +295,8 @@ def parse_check(data: Any, src: str) -> Check:
     if prio is not None and prio != "lossless" and not (isinstance(prio, int) and 0 <= prio <= 7):
         raise CheckError(f"{src}: scope.priority must be 'lossless' or 0-7")
     level = sc.get("level", "port")
-    if level not in ("port", "device", "fabric"):
-        raise CheckError(f"{src}: scope.level must be port, device or fabric")
+    if level not in ("port", "device"):
+        raise CheckError(f"{src}: scope.level must be port or device")
     scope = Scope(
         technology=_set(sc.get("technology"), "technology", src),
         kinds=_set(sc.get("kinds"), "kinds", src),
@@ -564,10 +572,15 @@ def scopes_of(check: Check, ctx: Context) -> list[tuple[str, str | None]]:
 _LEVEL_RANK = {"ok": 0, "warning": 1, "critical": 2}
 
 
+def _scope_priority(check: Check, ctx: Context, device: str) -> int | None:
+    if check.scope.priority == "lossless":
+        return ctx.lossless_priority(device)
+    return check.scope.priority if isinstance(check.scope.priority, int) else None
+
+
 def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -> Finding | str | None:
     """A finding, None (fine), or "nodata"."""
-    priority = ctx.lossless_priority(device) if check.scope.priority == "lossless" else \
-        check.scope.priority if isinstance(check.scope.priority, int) else None
+    priority = _scope_priority(check, ctx, device)
     if check.scope.priority == "lossless" and priority is None:
         return "nodata"
     speed = ctx.intended_speed_gbps(device, port)
@@ -649,6 +662,7 @@ def run_check(check: Check, ctx: Context) -> CheckResult:
         state: CheckState = worst(f.severity for f in out) if out else "ok"
         return CheckResult(check.id, state, scopes=1, findings=out)
     findings: list[Finding] = []
+    passed: list[str] = []
     scopes = scopes_of(check, ctx)
     nodata = 0
     for device, port in scopes:
@@ -657,13 +671,15 @@ def run_check(check: Check, ctx: Context) -> CheckResult:
             nodata += 1
         elif isinstance(r, Finding):
             findings.append(r)
+        else:
+            passed.append(where(device, port, _scope_priority(check, ctx, device)))
     if not scopes:
         return CheckResult(check.id, "skipped", message="no matching telemetry in scope")
     if nodata == len(scopes) and not findings:
         return CheckResult(check.id, "skipped", scopes=len(scopes), nodata=nodata,
                            message="no data (rates need two samples: --samples 2 or a --state-dir)")
     state = worst(f.severity for f in findings) if findings else "ok"
-    return CheckResult(check.id, state, scopes=len(scopes), nodata=nodata, findings=findings)
+    return CheckResult(check.id, state, scopes=len(scopes), nodata=nodata, findings=findings, passed=passed)
 
 
 def evaluate(checks: Sequence[Check], ctx: Context) -> Report:

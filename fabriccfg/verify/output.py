@@ -1,8 +1,8 @@
 """Report formats: a table for people, JSON for scripts, JUnit XML for CI, Prometheus text for scrapes.
 
-JUnit: one ``<testsuite>`` per check, one ``<testcase>`` per check x scope (device, port, priority)
-that has a finding, plus one passing case per check that found nothing; a skipped check is a
-``<skipped>`` case. CI systems then show "pfc-pause-storm / leaf-r0:swp3 prio 3" as a failed test.
+JUnit: one ``<testsuite>`` per check, one ``<testcase>`` per check x scope (device, port, priority):
+a failure for each finding, a passing case for each scope evaluated clean; a check that could not run
+is one ``<skipped>`` case. CI systems then show "pfc-pause-storm / leaf-r0:swp3 prio 3" as a test.
 """
 
 from __future__ import annotations
@@ -77,18 +77,20 @@ def to_junit(report: Report) -> str:
         found = by_check.get(cid, [])
         suite = ET.SubElement(suites, "testsuite", name=cid)
         n = f_n = s_n = 0
-        if found:
-            for f in found:
-                case = ET.SubElement(suite, "testcase", classname=f"fabriccfg.{cid}", name=f.where)
-                n += 1
-                if f.severity == "unknown":
-                    ET.SubElement(case, "skipped", message=f.message[:500])
-                    s_n += 1
-                else:
-                    el = ET.SubElement(case, "failure", type=f.severity.upper(), message=f.message[:500])
-                    el.text = json.dumps(f.to_dict(), indent=1)
-                    f_n += 1
-        else:
+        for f in found:
+            case = ET.SubElement(suite, "testcase", classname=f"fabriccfg.{cid}", name=f.where)
+            n += 1
+            if f.severity == "unknown":
+                ET.SubElement(case, "skipped", message=f.message[:500])
+                s_n += 1
+            else:
+                el = ET.SubElement(case, "failure", type=f.severity.upper(), message=f.message[:500])
+                el.text = json.dumps(f.to_dict(), indent=1)
+                f_n += 1
+        for name in res.passed if res is not None else []:
+            ET.SubElement(suite, "testcase", classname=f"fabriccfg.{cid}", name=name)
+            n += 1
+        if not n:
             case = ET.SubElement(suite, "testcase", classname=f"fabriccfg.{cid}", name="fabric")
             n += 1
             if res is not None and res.state in ("skipped", "unknown"):

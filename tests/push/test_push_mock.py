@@ -233,3 +233,17 @@ def test_secrets_never_reach_the_run_folder(lab: Any, roce: Any) -> None:
         text = p.read_bytes().decode("utf-8", "replace")
         for s in secrets:
             assert s not in text, f"a secret leaked into {p}"
+
+
+def test_canary_failure_leaves_the_rest_untouched(lab: Any, roce: Any) -> None:
+    from fabriccfg.push.runner import RunnerOptions
+
+    names = ["leaf-r3", "leaf-r2", "spine1", "leaf-r0"]
+    with lab(roce, faults=["leaf-r3:reject=service-policy"]) as lb:
+        before = lb.running(["spine1"])
+        rep = lb.push(names, runner=RunnerOptions(workers=4, canary=1, timeout=30))
+        st = states(rep)
+        assert st["leaf-r3"] == "rolled-back"
+        assert {st[n] for n in ("leaf-r2", "spine1", "leaf-r0")} == {"skipped"}
+        assert all("canary" in dev(rep, n).reason for n in ("leaf-r2", "spine1", "leaf-r0"))
+        assert same_config(diff_device, "cumulus-nvue", before["spine1"], lb.running(["spine1"])["spine1"])

@@ -49,9 +49,11 @@ def test_junit_parses(roce, checks):
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     assert set(suites) >= {c.id for c in checks}
     drops = suites["lossless-queue-drops"]
-    case = drops.find("testcase")
-    assert case is not None and case.get("name") == "leaf-r2:Ethernet3/1 prio 3"
+    cases = {c.get("name"): c for c in drops.findall("testcase")}
+    case = cases["leaf-r2:Ethernet3/1 prio 3"]
     assert case.find("failure").get("type") == "CRITICAL"
+    assert "leaf-r0:swp29 prio 3" in cases and cases["leaf-r0:swp29 prio 3"].find("failure") is None
+    assert int(drops.get("tests")) == len(cases) > 20 and drops.get("failures") == "1"
     assert int(root.get("failures")) == sum(int(s.get("failures")) for s in suites.values()) >= 3
     assert suites["ib-cabling"].find("testcase/skipped") is not None
     assert suites["link-errors"].find("testcase/failure") is None

@@ -193,3 +193,24 @@ def test_user_check_dir_overrides_and_adds(roce, checks, tmp_path):
     util = [f for f in report.findings if f.check == "uplink-utilisation"]
     assert {(f.device, f.port) for f in util} == {("leaf-r0", "swp29"), ("leaf-r0", "swp30")}
     assert all(abs(f.value - 0.3) < 1e-6 for f in util)
+
+
+def test_device_level_user_check(ib, tmp_path):
+    from fabriccfg.verify.engine import load_checks
+
+    (tmp_path / "sm.yaml").write_text(
+        "id: sm-standby\nvalue: value(sm_state)\ncrit: {expr: \"value != 'master'\", show: master}\n"
+        "scope: {kinds: [sm-host], level: device, devices: 'sm1'}\nhint: failover happened\n"
+    )
+    s = Synth(ib)
+    s.set_state("sm1", "", "sm_state", "standby", 11.0)
+    report = run(s, load_checks([tmp_path], shipped=False))
+    (f,) = report.findings
+    assert (f.check, f.device, f.port, f.value, f.severity) == (
+        "sm-standby",
+        "sm1",
+        None,
+        "standby",
+        "critical",
+    )
+    assert f.message.endswith("(critical: master)")
