@@ -193,8 +193,13 @@ def register(app: typer.Typer) -> None:
             from fabriccfg.verify.post_push import enable_for_inventory
 
             enable_for_inventory(inventory)
-        code = run_push(inventory, endpoints=endpoints, devices=device or [], roles=role or [],
-                        dry_run=dry_run, batch=batch, canary=canary, max_failures=max_failures,
-                        workers=workers, timeout=timeout, confirm_timeout=confirm_timeout, yes=yes,
-                        insecure_host_keys=insecure_host_keys, fmt=fmt, run_dir=run_dir, templates=templates)
+        try:
+            code = run_push(inventory, endpoints=endpoints, devices=device or [], roles=role or [],
+                            dry_run=dry_run, batch=batch, canary=canary, max_failures=max_failures,
+                            workers=workers, timeout=timeout, confirm_timeout=confirm_timeout, yes=yes,
+                            insecure_host_keys=insecure_host_keys, fmt=fmt, run_dir=run_dir,
+                            templates=templates)
+        except KeyboardInterrupt:  # before or after the runner (which handles Ctrl-C itself)
+            _err("interrupted")
+            code = 130
         raise typer.Exit(code)

@@ -15,6 +15,7 @@ Rules (each one answers a user complaint about the peers, ``peers.md`` §B):
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -107,10 +108,27 @@ class Runner:
         self.stopped = ""
         self.interrupted = False
         self._interrupts = 0
+        self._sigints = 0
         self._active: list[_Slot] = []
 
     # ------------------------------------------------------------------ public
     def run(self) -> RunOutcome:
+        """Run every job; Ctrl-C (SIGINT) only sets a flag that the scheduling loop acts on."""
+        previous = None
+        try:
+            previous = signal.signal(signal.SIGINT, self._on_sigint)
+        except ValueError:  # not the main thread: KeyboardInterrupt handling below still applies
+            previous = None
+        try:
+            return self._run()
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        self._sigints += 1  # no locks, no printing: a signal handler may run while the main thread holds one
+
+    def _run(self) -> RunOutcome:
         self.display.start(self.jobs)
         try:
             targets = [j for j in self.jobs if j.target]
@@ -122,6 +140,8 @@ class Runner:
             batches = plan_batches([j.name for j in targets], self.opts.batch, self.opts.canary)
             for bi, names in enumerate(batches):
                 try:
+                    while self._interrupts < self._sigints:
+                        self._interrupt()
                     if self.stopped:
                         break
                     if len(batches) > 1:
@@ -179,8 +199,9 @@ class Runner:
             self.results[result.name] = result
         self.display.done(result)
 
-    def _start(self, job: DeviceJob, index: int) -> _Slot:
+    def _start(self, job: DeviceJob, index: int) -> None:
         slot = _Slot(job, index, Watch(self.opts.timeout))
+        self._active.append(slot)  # registered before it runs, so no interruption can lose it
 
         def target() -> None:
             try:
@@ -189,20 +210,21 @@ class Runner:
                 slot.done.set()
 
         threading.Thread(target=target, name=f"push-{job.name}", daemon=True).start()
-        return slot
 
     def _run_batch(self, jobs: list[DeviceJob], index: dict[str, int]) -> None:
         queue = list(jobs)
         workers = max(1, self.opts.workers)
         while queue or self._active:
             try:
+                while self._interrupts < self._sigints:
+                    self._interrupt()
                 while queue and len(self._active) < workers and not self.stopped:
                     if self._over_budget():
                         self.stopped = f"failure budget exceeded (--max-failures {self.opts.max_failures})"
                         self.display.message(f"stopping: {self.stopped}; in-flight devices finish")
                         break
                     job = queue.pop(0)
-                    self._active.append(self._start(job, index[job.name]))
+                    self._start(job, index[job.name])
                 if self.stopped:
                     queue.clear()
                 self._reap()

@@ -125,6 +125,7 @@ def trace(ctx: Context, paused: dict[tuple[str, str], PausedPort]) -> list[Storm
     storms: dict[str, Storm] = {}
     for start in sorted(paused.values(), key=lambda p: (p.onset, p.device, p.port)):
         chain: list[str] = []
+        members: list[str] = []
         visited: set[tuple[str, str]] = set()
         cur: PausedPort | None = start
         origin: tuple[str, str | None, str] | None = None
@@ -145,16 +146,17 @@ def trace(ctx: Context, paused: dict[tuple[str, str], PausedPort]) -> list[Storm
                    if p.port != pport and (p.device, p.port) not in visited]
             if not nxt:
                 if any(p.port != pport for p in by_device.get(pdev, [])):
-                    origin = (pdev, None, "loop")  # the pause goes round: a cyclic buffer dependency
+                    # the pause goes round (a cyclic buffer dependency): name the loop by its members
+                    first = next(i for i, end in enumerate(chain) if end.split(":", 1)[0] == pdev)
+                    members = sorted({end.split(":", 1)[0] for end in chain[first:]})
+                    origin = (members[0], None, "loop")
                 else:
                     origin = (pdev, pport, "switch")
                 break
             cur = min(nxt, key=lambda p: (p.onset, -p.fraction, p.port))
         assert origin is not None
         path = list(reversed(chain))
-        if origin[2] == "uncabled":
-            path = path[:]  # origin is the paused port itself
-        key = f"{origin[0]}:{origin[1]}"
+        key = "loop:" + ",".join(members) if origin[2] == "loop" else f"{origin[0]}:{origin[1]}"
         storm = storms.get(key)
         if storm is None:
             tx = _tx_pause(ctx, origin[0], origin[1], start.priority) if origin[1] else None
@@ -172,7 +174,11 @@ def trace(ctx: Context, paused: dict[tuple[str, str], PausedPort]) -> list[Storm
 
 
 def describe(storm: Storm) -> str:
-    what = {"gpu-host": "host NIC", "sm-host": "host NIC", "switch": "switch port", "loop": "pause loop at",
+    if storm.origin_kind == "loop":
+        devs = ", ".join(sorted(set(storm.hops())))
+        return (f"PFC pause loop (a cyclic buffer dependency, no single origin) through {devs}: "
+                f"{len(storm.affected)} port(s) paused; path " + " -> ".join(storm.path))
+    what = {"gpu-host": "host NIC", "sm-host": "host NIC", "switch": "switch port",
             "uncabled": "uncabled port"}.get(storm.origin_kind, storm.origin_kind)
     return (f"PFC pause storm from {what} {storm.origin}: {len(storm.affected)} port(s) paused; path "
             + " -> ".join(storm.path))

@@ -75,3 +75,19 @@ def test_watchdog_fired(roce, checks):
         "warning",
         2,
     )
+
+
+def test_pause_loop_is_reported_as_loop(roce):
+    s = Synth(roce)
+    for dev, port in (
+        ("leaf-r0", "swp29"),
+        ("spine1", "swp2"),
+        ("leaf-r1", "Ethernet232"),
+        ("spine2", "Ethernet0"),
+    ):
+        s.add_rate(dev, port, "pfc_rx_pause_duration", 900_000, prio=3)
+    ctx = Context(roce, [s.snapshot(t) for t in (1.0, 2.0)])
+    storms = trace(ctx, paused_ports(ctx, 0.5))
+    assert len(storms) == 1 and storms[0].origin_kind == "loop"
+    assert storms[0].origin_port is None and storms[0].origin in ("leaf-r0", "spine1", "leaf-r1", "spine2")
+    assert len(storms[0].affected) == 4
