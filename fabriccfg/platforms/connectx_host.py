@@ -109,7 +109,7 @@ RENDER = RenderSpec(
 )
 
 # --- push (owned by fabriccfg.push) ---
-from fabriccfg.push.tx.linux import ConnectxHostTransaction as TRANSACTION
+from fabriccfg.push.tx.linux import ConnectxHostTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
 from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)

@@ -47,7 +47,10 @@ class DeviceResult:
     """After a rollback: True when the re-fetched running config equals the backup."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        # ``error``: the failure (failed / rolled-back); ``reason`` also explains skips and dry-runs
+        out["error"] = self.reason if self.state in ("failed", "rolled-back") else None
+        return out
 
 
 def utc_stamp(t: float | None = None) -> str:
