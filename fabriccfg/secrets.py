@@ -7,9 +7,12 @@ reports, backups).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 class SecretError(Exception):
@@ -18,6 +21,24 @@ class SecretError(Exception):
 
 _lock = threading.Lock()
 _resolved: set[str] = set()
+_warned_short = False
+
+MIN_REDACT_LEN = 4
+"""Shorter secrets are not redacted: replacing every "y" or "ab" in a text would wreck it."""
+
+
+def _keep(value: str, source: str) -> None:
+    """Remember ``value`` for redaction, or warn once (without the value) that it is too short."""
+    global _warned_short
+    with _lock:
+        if len(value) >= MIN_REDACT_LEN:
+            _resolved.add(value)
+            return
+        if _warned_short:
+            return
+        _warned_short = True
+    log.warning("secret %s is shorter than %d characters: it cannot be redacted reliably from logs and "
+                "reports; use a longer secret", source, MIN_REDACT_LEN)
 
 
 def resolve(ref: str, *, base_dir: Path | None = None) -> str:
@@ -39,20 +60,18 @@ def resolve(ref: str, *, base_dir: Path | None = None) -> str:
         raise SecretError(f"{ref!r} is not a secret reference (use env:NAME or file:PATH)")
     if not value:
         raise SecretError(f"secret {ref!r} is empty")
-    with _lock:
-        _resolved.add(value)
+    _keep(value, repr(ref))
     return value
 
 
-def remember(value: str) -> None:
+def remember(value: str, source: str = "from an endpoints file") -> None:
     """Register a secret obtained elsewhere (e.g. from an endpoints file) for redaction."""
     if value:
-        with _lock:
-            _resolved.add(value)
+        _keep(value, source)
 
 
 def redact(text: str) -> str:
-    """Replace every known secret in ``text`` with ``********``."""
+    """Replace every known secret (of at least :data:`MIN_REDACT_LEN` characters) with ``********``."""
     with _lock:
         secrets = sorted(_resolved, key=len, reverse=True)
     for s in secrets:

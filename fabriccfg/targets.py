@@ -55,7 +55,9 @@ def load_endpoints(path: str | Path = DEFAULT_ENDPOINTS) -> dict[str, Endpoint]:
     try:
         raw = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise EndpointsError(f"{p}: no endpoints file (start a mock fabric with 'fabriccfg mock up')") from None
+        raise EndpointsError(
+            f"{p}: no endpoints file (start a mock fabric with 'fabriccfg mock up')"
+        ) from None
     except (OSError, json.JSONDecodeError) as exc:
         raise EndpointsError(f"{p}: not a readable endpoints file: {exc}") from None
     if not isinstance(raw, list):

@@ -736,11 +736,11 @@ def with_gpus(w: Workload, n: int) -> Workload:
 
 FABRIC_FIELDS = (
     "nic_bw",
-    "sharp_share",
     "wire_eff",
     "e2e_latency",
     "sharp_traffic",
     "sharp_eff",
+    "sharp_share",
     "jitter_cv",
     "ecmp_collision_p",
     "ecmp_slowdown",

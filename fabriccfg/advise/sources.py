@@ -273,89 +273,75 @@ _IB_NO_PAUSE = Cited(
     tag="S",
 )
 
+def _ib(name: str, description: str, nic_bw: Cited, *, sharp: bool) -> FabricProfile:
+    """An InfiniBand profile: the IB latency, tail and credit-stall inputs; SHARP on or off."""
+    return FabricProfile(
+        name=name,
+        family="ib",
+        description=description,
+        nic_bw=nic_bw,
+        wire_eff=_WIRE_EFF,
+        e2e_latency=_IB_LAT,
+        sharp=sharp,
+        sharp_traffic=_SHARP_TRAFFIC if sharp else _NO_SHARP,
+        sharp_eff=_SHARP_EFF,
+        jitter_cv=_IB_JITTER,
+        ecmp_collision_p=_IB_ECMP,
+        ecmp_slowdown=_ECMP_SLOWDOWN,
+        pause_fraction=_IB_NO_PAUSE,
+        incident_rate=_LLAMA3_RATE,
+    )
+
+
+def _roce(name: str, description: str, nic_bw: Cited) -> FabricProfile:
+    """A RoCE v2 profile (PFC + ECN, ECMP): the RoCE latency and tail inputs, no in-network reduction."""
+    return FabricProfile(
+        name=name,
+        family="roce",
+        description=description,
+        nic_bw=nic_bw,
+        wire_eff=_WIRE_EFF,
+        e2e_latency=_ROCE_LAT,
+        sharp=False,
+        sharp_traffic=_NO_SHARP,
+        sharp_eff=_SHARP_EFF,
+        jitter_cv=_ROCE_JITTER,
+        ecmp_collision_p=_ROCE_ECMP,
+        ecmp_slowdown=_ECMP_SLOWDOWN,
+        pause_fraction=_NO_PAUSE,
+        incident_rate=_LLAMA3_RATE,
+    )
+
+
 FABRICS: dict[str, FabricProfile] = {
-    "ib-hdr-sharp": FabricProfile(
-        name="ib-hdr-sharp",
-        family="ib",
-        description="InfiniBand HDR 200G (Quantum QM87xx, ConnectX-6) with SHARP in-network all-reduce",
-        nic_bw=_IB_HDR_BW,
-        wire_eff=_WIRE_EFF,
-        e2e_latency=_IB_LAT,
-        sharp=True,
-        sharp_traffic=_SHARP_TRAFFIC,
-        sharp_eff=_SHARP_EFF,
-        jitter_cv=_IB_JITTER,
-        ecmp_collision_p=_IB_ECMP,
-        ecmp_slowdown=_ECMP_SLOWDOWN,
-        pause_fraction=_IB_NO_PAUSE,
-        incident_rate=_LLAMA3_RATE,
-    ),
-    "ib-hdr": FabricProfile(
-        name="ib-hdr",
-        family="ib",
-        description="InfiniBand HDR 200G without SHARP (ring/tree all-reduce)",
-        nic_bw=_IB_HDR_BW,
-        wire_eff=_WIRE_EFF,
-        e2e_latency=_IB_LAT,
-        sharp=False,
-        sharp_traffic=_NO_SHARP,
-        sharp_eff=_SHARP_EFF,
-        jitter_cv=_IB_JITTER,
-        ecmp_collision_p=_IB_ECMP,
-        ecmp_slowdown=_ECMP_SLOWDOWN,
-        pause_fraction=_IB_NO_PAUSE,
-        incident_rate=_LLAMA3_RATE,
-    ),
-    "roce-400g": FabricProfile(
-        name="roce-400g",
-        family="roce",
-        description="400G RoCE v2 (Spectrum-4 / Tomahawk class), PFC + ECN, ECMP",
-        nic_bw=Cited(
-            50.0, "GB/s", "400 Gb/s per NIC; nccl#1368 4x400G RoCE ring busbw ~190 GB/s (§1.2)", tag="V"
+    p.name: p
+    for p in (
+        _ib(
+            "ib-hdr-sharp",
+            "InfiniBand HDR 200G (Quantum QM87xx, ConnectX-6) with SHARP in-network all-reduce",
+            _IB_HDR_BW,
+            sharp=True,
         ),
-        wire_eff=_WIRE_EFF,
-        e2e_latency=_ROCE_LAT,
-        sharp=False,
-        sharp_traffic=_NO_SHARP,
-        sharp_eff=_SHARP_EFF,
-        jitter_cv=_ROCE_JITTER,
-        ecmp_collision_p=_ROCE_ECMP,
-        ecmp_slowdown=_ECMP_SLOWDOWN,
-        pause_fraction=_NO_PAUSE,
-        incident_rate=_LLAMA3_RATE,
-    ),
-    "roce-200g": FabricProfile(
-        name="roce-200g",
-        family="roce",
-        description="200G RoCE v2, PFC + ECN, ECMP (same link speed as HDR)",
-        nic_bw=Cited(25.0, "GB/s", "200 Gb/s per NIC", tag="V"),
-        wire_eff=_WIRE_EFF,
-        e2e_latency=_ROCE_LAT,
-        sharp=False,
-        sharp_traffic=_NO_SHARP,
-        sharp_eff=_SHARP_EFF,
-        jitter_cv=_ROCE_JITTER,
-        ecmp_collision_p=_ROCE_ECMP,
-        ecmp_slowdown=_ECMP_SLOWDOWN,
-        pause_fraction=_NO_PAUSE,
-        incident_rate=_LLAMA3_RATE,
-    ),
-    "ib-ndr-sharp": FabricProfile(
-        name="ib-ndr-sharp",
-        family="ib",
-        description="InfiniBand NDR 400G (Quantum-2, ConnectX-7) with SHARPv3",
-        nic_bw=Cited(50.0, "GB/s", "IB NDR 400 Gb/s; QM97xx manual, SHARP v3.2 doc (analytics §5)", tag="V"),
-        wire_eff=_WIRE_EFF,
-        e2e_latency=_IB_LAT,
-        sharp=True,
-        sharp_traffic=_SHARP_TRAFFIC,
-        sharp_eff=_SHARP_EFF,
-        jitter_cv=_IB_JITTER,
-        ecmp_collision_p=_IB_ECMP,
-        ecmp_slowdown=_ECMP_SLOWDOWN,
-        pause_fraction=_IB_NO_PAUSE,
-        incident_rate=_LLAMA3_RATE,
-    ),
+        _ib("ib-hdr", "InfiniBand HDR 200G without SHARP (ring/tree all-reduce)", _IB_HDR_BW, sharp=False),
+        _roce(
+            "roce-400g",
+            "400G RoCE v2 (Spectrum-4 / Tomahawk class), PFC + ECN, ECMP",
+            Cited(
+                50.0, "GB/s", "400 Gb/s per NIC; nccl#1368 4x400G RoCE ring busbw ~190 GB/s (§1.2)", tag="V"
+            ),
+        ),
+        _roce(
+            "roce-200g",
+            "200G RoCE v2, PFC + ECN, ECMP (same link speed as HDR)",
+            Cited(25.0, "GB/s", "200 Gb/s per NIC", tag="V"),
+        ),
+        _ib(
+            "ib-ndr-sharp",
+            "InfiniBand NDR 400G (Quantum-2, ConnectX-7) with SHARPv3",
+            Cited(50.0, "GB/s", "IB NDR 400 Gb/s; QM97xx manual, SHARP v3.2 doc (analytics §5)", tag="V"),
+            sharp=True,
+        ),
+    )
 }
 
 DEFAULT_FABRICS: tuple[str, ...] = ("ib-hdr-sharp", "ib-hdr", "roce-400g")

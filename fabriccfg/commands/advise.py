@@ -317,20 +317,7 @@ def assumptions(
     else:
         add(f"gpu {work.gpu}", "price", spec.price)
     for p in profiles:
-        for key in (
-            "nic_bw",
-            "wire_eff",
-            "e2e_latency",
-            "sharp_traffic",
-            "sharp_eff",
-            "sharp_share",
-            "jitter_cv",
-            "ecmp_collision_p",
-            "ecmp_slowdown",
-            "pause_fraction",
-            "incident_rate",
-            "port_cost",
-        ):
+        for key in mdl.FABRIC_FIELDS:
             val = getattr(p, key)
             if key.startswith("sharp_") and not p.sharp:
                 continue

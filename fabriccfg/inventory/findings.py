@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -26,6 +28,20 @@ class Finding:
         out = asdict(self)
         out["path"] = ".".join(str(p) for p in self.path)
         return out
+
+
+def one_per_profile(groups: Iterable[list[Finding]]) -> list[Finding]:
+    """One finding per group of the same mistake repeated by every device using a profile: the first,
+    with how many more devices share it."""
+    out: list[Finding] = []
+    for same in groups:
+        first = same[0]
+        if len(same) > 1:
+            first = dataclasses.replace(
+                first, message=f"{first.message} (and {len(same) - 1} more devices using the same profile)"
+            )
+        out.append(first)
+    return out
 
 
 def has_errors(findings: list[Finding]) -> bool:

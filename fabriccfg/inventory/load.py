@@ -7,7 +7,6 @@ The C YAML composer gives each node its line and column; we build plain data plu
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import re
 import types
@@ -19,7 +18,7 @@ from typing import Any, Union
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from fabriccfg.inventory.findings import Finding, has_errors
+from fabriccfg.inventory.findings import Finding, has_errors, one_per_profile
 from fabriccfg.inventory.models import Fabric
 
 PathT = tuple[str | int, ...]
@@ -555,15 +554,7 @@ def _collapse_profile_repeats(findings: list[Finding]) -> list[Finding]:
     for f in findings:
         key = (f.rule, f.line, f.col, _DEVICE_REF.sub("<device>", f.message))
         groups.setdefault(key, []).append(f)
-    out: list[Finding] = []
-    for same in groups.values():
-        first = same[0]
-        if len(same) > 1:
-            first = dataclasses.replace(
-                first, message=f"{first.message} (and {len(same) - 1} more devices using the same profile)"
-            )
-        out.append(first)
-    return out
+    return one_per_profile(groups.values())
 
 
 # --------------------------------------------------------------------------- entry points

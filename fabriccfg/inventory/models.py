@@ -330,10 +330,9 @@ class Fabric(Model):
     def neighbours(self) -> dict[tuple[str, str], tuple[str, str]]:
         """(device, port) -> (peer device, peer port), both directions."""
         out: dict[tuple[str, str], tuple[str, str]] = {}
-        for link in self.links:
+        for end, link in self.link_by_end.items():
             a, b = link.ends
-            out.setdefault(a, b)
-            out.setdefault(b, a)
+            out[end] = b if end == a else a
         return out
 
     @cached_property

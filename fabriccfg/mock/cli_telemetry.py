@@ -4,7 +4,8 @@ The SSH mock (:mod:`fabriccfg.mock.ssh`) calls :func:`run` for each command line
 ``(output, exit_status)`` or ``None`` when the line is not a telemetry command. Output uses ``\\n``
 (the SSH layer converts to ``\\r\\n``) and ends with a newline. Formats: ``ib.md`` §5-§6 for the IB
 tools (``perfquery``, ``ibqueryerrors``, ``ibnetdiscover``, ``sminfo``), mlx5 ``ethtool -S``, and per
-switch platform the ECN / PFC / PFC-watchdog show commands of :data:`SHOW_COMMANDS` (documented in
+switch platform the ECN / PFC / PFC-watchdog show commands its mock profile lists in ``SHOW_COMMANDS``
+(:func:`show_commands`; documented in
 ``docs/mock-telemetry.md``, samples in ``tests/mock/fixtures/``).
 
 IB identities (:class:`IbView`): LIDs are given in inventory order (switches, then SHARP aggregation
@@ -22,26 +23,18 @@ import re
 import shlex
 import time
 import weakref
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabriccfg import platforms
 from fabriccfg.inventory.models import Host, ManagementHost, Switch
+from fabriccfg.mock.traffic import IB_EXT_NAMES
 
 if TYPE_CHECKING:
     from fabriccfg.mock.traffic import TrafficModel
 
-PERFQUERY_EXT_FIELDS: tuple[str, ...] = (
-    "PortXmitData",
-    "PortRcvData",
-    "PortXmitPkts",
-    "PortRcvPkts",
-    "PortUnicastXmitPkts",
-    "PortUnicastRcvPkts",
-    "PortMulticastXmitPkts",
-    "PortMulticastRcvPkts",
-)
+PERFQUERY_EXT_FIELDS: tuple[str, ...] = IB_EXT_NAMES
 ERROR_FIELDS: tuple[str, ...] = (
     "SymbolErrorCounter",
     "LinkErrorRecoveryCounter",
@@ -615,8 +608,9 @@ def _sonic_ports(model: TrafficModel, device: str, port: str | None) -> list[str
     return [p] if p else None
 
 
-def sonic_queue_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
-    """``show queue counters [IF]``: UC0-7 per port, Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes."""
+def _sonic_queue_table(model: TrafficModel, device: str, port: str | None, t: float, *, columns: list[str],
+                       cells: Callable[[dict[str, int], int], list[str]]) -> tuple[str, int]:
+    """One row per port and unicast queue UC0-7: Port, TxQ, then ``cells(counters, queue)``."""
     ports = _sonic_ports(model, device, port)
     if ports is None:
         return _no_port(device, port or "")
@@ -624,40 +618,31 @@ def sonic_queue_counters(model: TrafficModel, device: str, port: str | None, t: 
     for name in ports:
         c = _counters(model, device, name, t)
         for q in range(8):
-            drops = c[f"tc_nobuffer_discard.{q}"] + c[f"tc_wred_discard.{q}"] + c[f"pfcwd_tx_drop.{q}"]
-            rows.append(
-                [
-                    name,
-                    f"UC{q}",
-                    _comma(c[f"tc_tx_pkts.{q}"]),
-                    _comma(c[f"tc_tx_bytes.{q}"]),
-                    _comma(drops),
-                    _comma(drops * 4166),
-                ]
-            )
-    return _table(
-        ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"],
-        rows,
-        ["r", "r", "r", "r", "r", "r"],
-    ), 0
+            rows.append([name, f"UC{q}", *cells(c, q)])
+    return _table(["Port", "TxQ", *columns], rows, ["r"] * (2 + len(columns))), 0
+
+
+def sonic_queue_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
+    """``show queue counters [IF]``: UC0-7 per port, Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes."""
+
+    def cells(c: dict[str, int], q: int) -> list[str]:
+        drops = c[f"tc_nobuffer_discard.{q}"] + c[f"tc_wred_discard.{q}"] + c[f"pfcwd_tx_drop.{q}"]
+        pkts, octets = c[f"tc_tx_pkts.{q}"], c[f"tc_tx_bytes.{q}"]
+        return [_comma(pkts), _comma(octets), _comma(drops), _comma(drops * 4166)]
+
+    return _sonic_queue_table(model, device, port, t, cells=cells,
+                              columns=["Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"])
 
 
 def sonic_wred_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
     """``show queue wredcounters [IF]``: WredDrp/pkts, WredDrp/bytes, EcnMarked/pkts, EcnMarked/bytes."""
-    ports = _sonic_ports(model, device, port)
-    if ports is None:
-        return _no_port(device, port or "")
-    rows = []
-    for name in ports:
-        c = _counters(model, device, name, t)
-        for q in range(8):
-            w, e = c[f"tc_wred_discard.{q}"], c[f"ecn_marked.{q}"]
-            rows.append([name, f"UC{q}", _comma(w), _comma(w * 4166), _comma(e), _comma(e * 4166)])
-    return _table(
-        ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"],
-        rows,
-        ["r", "r", "r", "r", "r", "r"],
-    ), 0
+
+    def cells(c: dict[str, int], q: int) -> list[str]:
+        w, e = c[f"tc_wred_discard.{q}"], c[f"ecn_marked.{q}"]
+        return [_comma(w), _comma(w * 4166), _comma(e), _comma(e * 4166)]
+
+    return _sonic_queue_table(model, device, port, t, cells=cells,
+                              columns=["WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"])
 
 
 def sonic_pfc_counters(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
@@ -829,7 +814,7 @@ def nxos_pfc_queue_detail(model: TrafficModel, device: str, port: str, t: float)
 Renderer = Callable[["TrafficModel", str, "re.Match[str]", float], tuple[str, int]]
 
 
-def _with_port(fn: Callable[[TrafficModel, str, str, float], tuple[str, int]]) -> Renderer:
+def with_port(fn: Callable[[TrafficModel, str, str, float], tuple[str, int]]) -> Renderer:
     def render(model: TrafficModel, device: str, m: re.Match[str], t: float) -> tuple[str, int]:
         port = _resolve_port(model, device, m.group("port"))
         if port is None:
@@ -839,49 +824,33 @@ def _with_port(fn: Callable[[TrafficModel, str, str, float], tuple[str, int]]) -
     return render
 
 
-def _opt_port(fn: Callable[[TrafficModel, str, str | None, float], tuple[str, int]]) -> Renderer:
+def opt_port(fn: Callable[[TrafficModel, str, str | None, float], tuple[str, int]]) -> Renderer:
     def render(model: TrafficModel, device: str, m: re.Match[str], t: float) -> tuple[str, int]:
         return fn(model, device, m.group("port"), t)
 
     return render
 
 
-def _no_args(fn: Callable[[TrafficModel, str, float], tuple[str, int]]) -> Renderer:
+def no_args(fn: Callable[[TrafficModel, str, float], tuple[str, int]]) -> Renderer:
     def render(model: TrafficModel, device: str, m: re.Match[str], t: float) -> tuple[str, int]:
         return fn(model, device, t)
 
     return render
 
 
-_P = r"(?P<port>\S+)"
-SHOW_COMMANDS: dict[str, list[tuple[re.Pattern[str], Renderer]]] = {
-    "cumulus-nvue": [
-        (re.compile(rf"^nv show interface {_P} qos roce counters$"), _with_port(nvue_qos_roce_counters)),
-        (re.compile(rf"^nv show interface {_P} qos pfc-watchdog$"), _with_port(nvue_pfc_watchdog)),
-    ],
-    "sonic": [
-        (re.compile(rf"^show queue counters(?: {_P})?$"), _opt_port(sonic_queue_counters)),
-        (re.compile(rf"^show queue wredcounters(?: {_P})?$"), _opt_port(sonic_wred_counters)),
-        (re.compile(r"^show pfc counters$"), _no_args(sonic_pfc_counters)),
-        (re.compile(r"^(?:pfcwd show stats|show pfcwd stats?)$"), _no_args(sonic_pfcwd_stats)),
-    ],
-    "eos": [
-        (
-            re.compile(rf"^show interfaces?(?: {_P})? counters ecn$", re.IGNORECASE),
-            _opt_port(eos_counters_ecn),
-        ),
-        (re.compile(r"^show priority-flow-control counters(?: detail)?$"), _no_args(eos_pfc_counters)),
-        (re.compile(r"^show priority-flow-control counters watchdog$"), _no_args(eos_pfc_watchdog)),
-    ],
-    "nxos": [
-        (re.compile(rf"^show queuing interface {_P}$", re.IGNORECASE), _with_port(nxos_queuing_interface)),
-        (
-            re.compile(rf"^show queuing pfc-queue interface {_P}(?: detail)?$", re.IGNORECASE),
-            _with_port(nxos_pfc_queue_detail),
-        ),
-    ],
-}
-"""Per switch platform: (command regex, renderer). Data, looked up by the device's platform."""
+PORT = r"(?P<port>\S+)"
+"""The port group of a show-command regex (for :func:`with_port` / :func:`opt_port`)."""
+ShowCommands = Sequence[tuple[re.Pattern[str], Renderer]]
+
+
+def show_commands(platform: str) -> ShowCommands:
+    """The platform's mock profile ``SHOW_COMMANDS``: (command regex, renderer), empty when it has none."""
+    try:
+        profile = platforms.mock_profile(platform)
+    except KeyError:  # not a registered platform
+        return ()
+    commands: ShowCommands = getattr(profile, "SHOW_COMMANDS", ())
+    return commands
 
 
 def _ib_only(model: TrafficModel) -> bool:
@@ -896,7 +865,7 @@ def run(
     ``down``: devices the caller knows are unreachable (faults), for ``sminfo``'s SM election.
     Commands: ``perfquery [-x] [LID [PORT]]``, ``ibqueryerrors [-s NAMES] [-c]``, ``ibnetdiscover``,
     ``sminfo [LID]``, ``ethtool -S NETDEV``, and per switch platform the ECN / PFC-watchdog show
-    commands of :data:`SHOW_COMMANDS`.
+    commands of the platform's mock profile (:func:`show_commands`).
     """
     t = _now(t)
     text = " ".join(line.strip().split())
@@ -907,7 +876,7 @@ def run(
     dev = model.fabric.devices.get(device)
     if dev is None:
         return None
-    for rx, render in SHOW_COMMANDS.get(dev.platform, []):
+    for rx, render in show_commands(dev.platform):
         m = rx.match(text)
         if m:
             return render(model, device, m, t)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from fabriccfg.mock.ssh import CliProfile, CliSession, DeviceState
+
 
 @dataclass
 class Rule:
@@ -200,3 +202,47 @@ class ConfigEditor:
             node.children[stored] = ConfNode(stored, key, neg=self.grammar.strip_negation(
                 stored[len(frame.prefix):])[0] if frame.prefix else False)
         return "change"
+
+
+class ModalSession(CliSession):
+    """A Cisco-like session: exec levels are the platform's, config mode edits a tree via :attr:`grammar`."""
+
+    grammar: Grammar
+
+    def __init__(self, dev: DeviceState) -> None:
+        super().__init__(dev)
+        self.editor: ConfigEditor | None = None
+
+    def enter_config(self, tree: ConfNode | None = None) -> None:
+        """Start editing ``tree`` (default: the running config) at the config root."""
+        self.editor = ConfigEditor(self.grammar, self.dev.running if tree is None else tree)
+
+    def apply_config(self, cmd: str) -> str:
+        """One line in config mode: the error text, or "" once applied (``reject=``/``disconnect-after=``)."""
+        assert self.editor is not None
+        err = self.config_gate(cmd)
+        if err is not None:
+            return err
+        if self.editor.apply(cmd) == "invalid":
+            return self.error(cmd)
+        self.config_applied()
+        return ""
+
+    def show_telemetry(self, cmd: str, error_line: str | None = None) -> str:
+        """The telemetry hook's output for ``cmd``, else the platform's error for ``error_line``."""
+        res = self.run_telemetry(cmd)
+        if res is not None:
+            return str(res[0])
+        return self.error(cmd if error_line is None else error_line)
+
+
+class ModalProfile(CliProfile):
+    """A Cisco-like platform: the fresh running config is ``hostname NAME``; saved = a copy of it."""
+
+    grammar: Grammar
+
+    def init_state(self, dev: DeviceState) -> None:
+        root = ConfNode()
+        ConfigEditor(self.grammar, root).apply(f"hostname {dev.name}")
+        dev.running = root
+        dev.saved = root.copy()

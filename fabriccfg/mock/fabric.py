@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 import logging
 import math
@@ -58,8 +57,10 @@ def profile_for(platform: str) -> CliProfile | None:
     info = platforms.info(platform)
     if info.device_type is None:
         return None
-    module = platforms.module(platform).__name__.rsplit(".", 1)[-1]
-    prof: CliProfile = importlib.import_module(f"fabriccfg.mock.profiles.{module}").PROFILE
+    module = platforms.mock_profile(platform)
+    if module is None:
+        raise MockError(f"platform {platform} has a CLI but no mock profile in fabriccfg.mock.profiles")
+    prof: CliProfile = module.PROFILE
     return prof
 
 

@@ -2,7 +2,8 @@
 
 Why a table: the agent answers GETNEXT/GETBULK by bisecting one sorted list of OIDs, and the poller
 (``fabriccfg.telemetry``) polls the same numeric OIDs (:mod:`fabriccfg.telemetry.oids`), so the whole
-layout lives here, in one place. Per platform (data, :data:`PLATFORM_MIBS`):
+layout lives here, in one place. Which MIBs a platform serves, and its sysDescr/sysObjectID, are data
+in its mock profile (``SNMP_AGENT``, an :class:`Agent`; :func:`agent_for`):
 
 =================  ===============================================================================
 cumulus-nvue,      SNMPv2-MIB system, IF-MIB ifTable + ifXTable, IEEE8021-PFC-MIB, MELLANOX-QOS-MIB
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabriccfg.inventory.models import Host, Switch
+from fabriccfg.telemetry import ber
 from fabriccfg.telemetry import oids as O
 
 if TYPE_CHECKING:
@@ -69,37 +71,41 @@ ARISTA_QUEUE = "ARISTA-QUEUE-MIB"
 LLDP_MIB = "LLDP-MIB"
 MLNX_VPI = "MELLANOX-IF-VPI-MIB"
 
-PLATFORM_MIBS: dict[str, tuple[str, ...]] = {
-    "cumulus-nvue": (SNMPV2, IF_MIB, PFC_MIB, MLNX_QOS, LLDP_MIB),
-    "sonic": (SNMPV2, IF_MIB, PFC_MIB, MLNX_QOS, LLDP_MIB),
-    "eos": (SNMPV2, IF_MIB, PFC_MIB, ARISTA_QUEUE, LLDP_MIB),
-    "nxos": (SNMPV2, IF_MIB, PFC_MIB, LLDP_MIB),
-    "mlnxos-ib": (SNMPV2, IF_MIB, MLNX_VPI),
-}
 DEFAULT_MIBS: tuple[str, ...] = (SNMPV2, IF_MIB)
+NET_SNMP_AGENT: tuple[int, ...] = (1, 3, 6, 1, 4, 1, 8072)
+"""sysObjectID of a platform whose profile names none (net-snmp's agent OID)."""
 
-SYS_DESCR: dict[str, str] = {
-    "cumulus-nvue": "Cumulus Linux 5.9.1 (Linux Kernel 6.1.0-cl-1-amd64)",
-    "sonic": "SONiC Software Version: SONiC.202305 - HwSku: Mellanox-SN5600 - Distribution: Debian 11",
-    "eos": "Arista Networks EOS version 4.31.2F running on an Arista Networks DCS-7060X5-64",
-    "nxos": "Cisco NX-OS(tm) n9000, Software (NXOS 64-bit), Version 10.4(2), RELEASE SOFTWARE",
-    "mlnxos-ib": "MLNX-OS, MQM8700, 3.10.4606",
-}
-SYS_OBJECT_ID: dict[str, tuple[int, ...]] = {
-    "cumulus-nvue": (1, 3, 6, 1, 4, 1, 40310),
-    "sonic": (1, 3, 6, 1, 4, 1, 8072, 3, 2, 10),
-    "eos": (1, 3, 6, 1, 4, 1, 30065, 1, 3011, 7060, 3282, 6400),
-    "nxos": (1, 3, 6, 1, 4, 1, 9, 12, 3, 1, 3, 2238),
-    "mlnxos-ib": (1, 3, 6, 1, 4, 1, 33049, 1, 1, 1, 8700),
-}
+
+@dataclass(frozen=True)
+class Agent:
+    """What a platform's SNMP agent serves beyond the per-port data: a mock profile's ``SNMP_AGENT``."""
+
+    mibs: tuple[str, ...] = DEFAULT_MIBS
+    sys_descr: str | None = None
+    """None: ``fabriccfg mock <platform>``."""
+    sys_object_id: tuple[int, ...] = NET_SNMP_AGENT
+
+
 IF_TYPE_ETHERNET = 6
 IF_TYPE_INFINIBAND = 199
 
 OCTETS_PER_PKT_HINT = 4166
 
 
+def agent_for(platform: str) -> Agent:
+    """The platform's mock profile ``SNMP_AGENT`` (defaults for a platform without one)."""
+    from fabriccfg import platforms
+
+    try:
+        profile = platforms.mock_profile(platform)
+    except KeyError:  # not a registered platform
+        profile = None
+    agent: Agent = getattr(profile, "SNMP_AGENT", None) or Agent()
+    return agent
+
+
 def mibs_for(platform: str) -> tuple[str, ...]:
-    return PLATFORM_MIBS.get(platform, DEFAULT_MIBS)
+    return agent_for(platform).mibs
 
 
 def mac_of(device: str) -> bytes:
@@ -108,50 +114,14 @@ def mac_of(device: str) -> bytes:
     return b"\x02" + h
 
 
-# --------------------------------------------------------------------------- minimal BER for static values
-def _len(n: int) -> bytes:
-    if n < 0x80:
-        return bytes((n,))
-    body = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes((0x80 | len(body),)) + body
-
-
-def tlv(tag: int, body: bytes) -> bytes:
-    return bytes((tag,)) + _len(len(body)) + body
-
-
-def enc_uint(tag: int, v: int) -> bytes:
-    return tlv(tag, v.to_bytes((v.bit_length() + 8) // 8, "big"))
-
-
-def enc_int(v: int) -> bytes:
-    if v >= 0:
-        return enc_uint(0x02, v)
-    return tlv(0x02, v.to_bytes(((-v - 1).bit_length() + 8) // 8, "big", signed=True))
-
-
-def enc_oid_body(oid: tuple[int, ...]) -> bytes:
-    out = bytearray()
-    for sub in (oid[0] * 40 + oid[1], *oid[2:]):
-        if sub < 0x80:
-            out.append(sub)
-        else:
-            chunk = []
-            rest = sub
-            while rest:
-                chunk.append(rest & 0x7F)
-                rest >>= 7
-            chunk.reverse()
-            out.extend([c | 0x80 for c in chunk[:-1]] + [chunk[-1]])
-    return bytes(out)
-
-
-def enc_oid(oid: tuple[int, ...]) -> bytes:
-    return tlv(0x06, enc_oid_body(oid))
-
-
-def octets(value: str | bytes) -> bytes:
-    return tlv(0x04, value.encode() if isinstance(value, str) else value)
+# --------------------------------------------------------------------------- BER for static values
+# One codec for poller and agent: :mod:`fabriccfg.telemetry.ber` (these names are the layout's spelling).
+tlv = ber.tlv
+enc_uint = ber.unsigned
+enc_int = ber.integer
+enc_oid_body = ber.encode_oid
+enc_oid = ber.oid_tlv
+octets = ber.octet_string
 
 
 # --------------------------------------------------------------------------- layout
@@ -184,8 +154,9 @@ def build_layout(model: TrafficModel, device: str, mibs: tuple[str, ...] | None 
     add = rows.append
     ports = [(p, model.if_index(device, p)) for p in model.ports(device)]
     if SNMPV2 in mibs:
-        add(((*O.SYS_DESCR, 0), (STATIC, octets(SYS_DESCR.get(platform, f"fabriccfg mock {platform}")))))
-        add(((*O.SYS_OBJECT_ID, 0), (STATIC, enc_oid(SYS_OBJECT_ID.get(platform, (1, 3, 6, 1, 4, 1, 8072))))))
+        agent = agent_for(platform)
+        add(((*O.SYS_DESCR, 0), (STATIC, octets(agent.sys_descr or f"fabriccfg mock {platform}"))))
+        add(((*O.SYS_OBJECT_ID, 0), (STATIC, enc_oid(agent.sys_object_id))))
         add(((*O.SYS_UPTIME, 0), (UPTIME,)))
         add(((*O.SYS_NAME, 0), (STATIC, octets(device))))
     if IF_MIB in mibs:

@@ -321,13 +321,18 @@ class ShellSession(CliSession):
         fn = self.commands.get(name)
         if fn is not None:
             return fn(self, argv, stdin)
-        tel = self.dev.telemetry
-        if tel is not None:
-            res = tel(" ".join(shlex.quote(a) for a in argv))
-            if res is not None:
-                out, status = res
-                return (out if not out or out.endswith("\n") else out + "\n"), status
+        res = self.telemetry_result(" ".join(shlex.quote(a) for a in argv))
+        if res is not None:
+            return res
         return f"bash: {name}: command not found\n", 127
+
+    def telemetry_result(self, line: str) -> Result | None:
+        """:meth:`run_telemetry` as a command result (output ends with a newline), or None."""
+        res = self.run_telemetry(line)
+        if res is None:
+            return None
+        out, status = res
+        return (out if not out or out.endswith("\n") else out + "\n"), status
 
     # ----- filesystem
     def path(self, p: str) -> str:
@@ -580,29 +585,34 @@ def _hashsum(algo: str) -> Command:
     return run
 
 
-def _cmp(sh: ShellSession, argv: list[str], stdin: str) -> Result:
-    flags, args = _flags(argv)
-    if len(args) != 2:
-        return "cmp: missing operand\n", 2
-    a, b = sh.read(args[0]), sh.read(args[1])
-    if a is None or b is None:
-        return f"cmp: {args[0] if a is None else args[1]}: No such file or directory\n", 2
-    if a == b:
-        return "", 0
+def _compare(prog: str, differ: Callable[[set[str], list[str], str, str], Result]) -> Command:
+    """``cmp``/``diff`` of two files: 0 if equal, 2 if one is missing, else ``differ(flags, names, a, b)``."""
+
+    def run(sh: ShellSession, argv: list[str], stdin: str) -> Result:
+        flags, args = _flags(argv)
+        if len(args) != 2:
+            return f"{prog}: missing operand\n", 2
+        a, b = sh.read(args[0]), sh.read(args[1])
+        if a is None or b is None:
+            return f"{prog}: {args[0] if a is None else args[1]}: No such file or directory\n", 2
+        if a == b:
+            return "", 0
+        return differ(flags, args, a, b)
+
+    return run
+
+
+def _cmp_differ(flags: set[str], args: list[str], a: str, b: str) -> Result:
     return ("" if "-s" in flags else f"{args[0]} {args[1]} differ\n"), 1
 
 
-def _diff(sh: ShellSession, argv: list[str], stdin: str) -> Result:
-    _, args = _flags(argv)
-    if len(args) != 2:
-        return "diff: missing operand\n", 2
-    a, b = sh.read(args[0]), sh.read(args[1])
-    if a is None or b is None:
-        return f"diff: {args[0] if a is None else args[1]}: No such file or directory\n", 2
-    if a == b:
-        return "", 0
+def _diff_differ(flags: set[str], args: list[str], a: str, b: str) -> Result:
     lines = difflib.unified_diff(a.splitlines(True), b.splitlines(True), args[0], args[1])
     return "".join(x if x.endswith("\n") else x + "\n" for x in lines), 1
+
+
+_cmp = _compare("cmp", _cmp_differ)
+_diff = _compare("diff", _diff_differ)
 
 
 def _grep(sh: ShellSession, argv: list[str], stdin: str) -> Result:

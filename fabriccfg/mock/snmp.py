@@ -38,6 +38,19 @@ except ImportError:  # pragma: no cover - older cryptography
     from cryptography.hazmat.primitives.ciphers.modes import CFB
 
 from fabriccfg.mock import mibs as M
+from fabriccfg.telemetry.ber import (
+    BerError,
+    decode_oid,
+    header,
+    integer,
+    octet_string,
+    oid_tlv,
+    read_content,
+    read_integer,
+    read_tlv,
+    tlv,
+    unsigned,
+)
 
 if TYPE_CHECKING:
     from fabriccfg.mock.traffic import TrafficModel
@@ -69,67 +82,17 @@ MAX_UDP = 65507
 ERR_NOT_WRITABLE = 17
 
 
-class _Drop(Exception):
+class _Drop(BerError):
     """Malformed or unwanted datagram: no answer."""
 
 
 # --------------------------------------------------------------------------- BER
-def _rd(buf: bytes, pos: int) -> tuple[int, int, int]:
-    """TLV at ``pos`` -> (tag, content start, content end)."""
-    try:
-        tag = buf[pos]
-        n = buf[pos + 1]
-    except IndexError:
-        raise _Drop from None
-    pos += 2
-    if n & 0x80:
-        k = n & 0x7F
-        n = int.from_bytes(buf[pos : pos + k], "big")
-        pos += k
-    end = pos + n
-    if end > len(buf):
-        raise _Drop
-    return tag, pos, end
-
-
-def _int(buf: bytes, s: int, e: int) -> int:
-    return int.from_bytes(buf[s:e], "big", signed=True)
-
-
+# The codec is :mod:`fabriccfg.telemetry.ber` (shared with the poller); here only the agent's view of it.
 def _oid(buf: bytes, s: int, e: int) -> tuple[int, ...]:
-    out: list[int] = []
-    v = 0
-    for i in range(s, e):
-        b = buf[i]
-        v = (v << 7) | (b & 0x7F)
-        if not b & 0x80:
-            out.append(v)
-            v = 0
-    if not out:
+    oid = decode_oid(buf[s:e])
+    if not oid:
         raise _Drop
-    first = out[0]
-    head = (0, first) if first < 40 else (1, first - 40) if first < 80 else (2, first - 80)
-    return (*head, *out[1:])
-
-
-def _hdr(tag: int, n: int) -> bytes:
-    if n < 0x80:
-        return bytes((tag, n))
-    if n < 0x100:
-        return bytes((tag, 0x81, n))
-    if n < 0x10000:
-        return bytes((tag, 0x82, n >> 8, n & 0xFF))
-    return bytes((tag, 0x83, n >> 16, (n >> 8) & 0xFF, n & 0xFF))
-
-
-def _uint(tag: int, v: int) -> bytes:
-    body = v.to_bytes((v.bit_length() + 8) // 8, "big")
-    return _hdr(tag, len(body)) + body
-
-
-tlv = M.tlv
-enc_int = M.enc_int
-octets = M.octets
+    return oid
 
 
 # --------------------------------------------------------------------------- USM keys (RFC 3414 A.2.2)
@@ -226,7 +189,7 @@ class Agent(asyncio.DatagramProtocol):
             return
         try:
             resp = self.handle(data)
-        except _Drop:
+        except BerError:
             resp = None
         except Exception:  # a mock must not die on a strange datagram
             log.debug("mock agent %s: bad datagram", self.device, exc_info=True)
@@ -250,22 +213,21 @@ class Agent(asyncio.DatagramProtocol):
     # ----- messages
     def handle(self, data: bytes) -> bytes | None:
         """One request datagram -> the response datagram (None: drop)."""
-        tag, s, e = _rd(data, 0)
+        tag, s, e = read_tlv(data, 0)
         if tag != 0x30:
             return None
-        _, vs, ve = _rd(data, s)
-        version = _int(data, vs, ve)
+        version, ve = read_integer(data, s)
         if version == 1:
             if self.community is None:
                 return None
-            _, cs, ce = _rd(data, ve)
-            if data[cs:ce] != self.community:
+            community, ce = read_content(data, ve)
+            if community != self.community:
                 return None
             pdu = self._pdu(data, ce, MAX_UDP - 64 - len(self.community))
             if pdu is None:
                 return None
             body = b"\x02\x01\x01" + tlv(0x04, self.community) + pdu
-            return _hdr(0x30, len(body)) + body
+            return header(0x30, len(body)) + body
         if version == 3 and self.user is not None:
             return self._v3(data, ve, e)
         return None
@@ -274,29 +236,22 @@ class Agent(asyncio.DatagramProtocol):
         return int(time.monotonic() - self._t_start)
 
     def _v3(self, buf: bytes, pos: int, end: int) -> bytes | None:
-        _, gs, ge = _rd(buf, pos)
-        _, a, b = _rd(buf, gs)
-        msg_id = _int(buf, a, b)
-        _, a, b = _rd(buf, b)
-        max_size = max(484, min(_int(buf, a, b), MAX_UDP))
-        _, a, b = _rd(buf, b)
-        flags = buf[a] if b > a else 0
-        _, a, b = _rd(buf, b)
-        if _int(buf, a, b) != 3:
+        _, gs, ge = read_tlv(buf, pos)
+        msg_id, b = read_integer(buf, gs)
+        max_size, b = read_integer(buf, b)
+        max_size = max(484, min(max_size, MAX_UDP))
+        flag_bytes, b = read_content(buf, b)
+        flags = flag_bytes[0] if flag_bytes else 0
+        if read_integer(buf, b)[0] != 3:
             return None
-        _, ss, se = _rd(buf, ge)
-        _, us, _ue = _rd(buf, ss)
-        _, a, b = _rd(buf, us)
-        engine_id = buf[a:b]
-        _, a, b = _rd(buf, b)
-        boots = _int(buf, a, b)
-        _, a, b = _rd(buf, b)
-        etime = _int(buf, a, b)
-        _, a, b = _rd(buf, b)
-        user = buf[a:b]
-        _, auth_s, auth_e = _rd(buf, b)
-        _, a, b = _rd(buf, auth_e)
-        salt = buf[a:b]
+        _, ss, se = read_tlv(buf, ge)
+        _, us, _ue = read_tlv(buf, ss)
+        engine_id, b = read_content(buf, us)
+        boots, b = read_integer(buf, b)
+        etime, b = read_integer(buf, b)
+        user, b = read_content(buf, b)
+        _, auth_s, auth_e = read_tlv(buf, b)
+        salt = read_content(buf, auth_e)[0]
         data_pos = se
         auth, priv = flags & 1, flags & 2
 
@@ -304,13 +259,13 @@ class Agent(asyncio.DatagramProtocol):
             if priv:
                 return b"\x02\x01\x00"
             try:
-                _, ps, _pe = _rd(buf, data_pos)
-                _, _a, b1 = _rd(buf, ps)
-                _, _a, b2 = _rd(buf, b1)
-                _, qs, _qe = _rd(buf, b2)
-                _, rs, re_ = _rd(buf, qs)
+                _, ps, _pe = read_tlv(buf, data_pos)
+                _, _a, b1 = read_tlv(buf, ps)
+                _, _a, b2 = read_tlv(buf, b1)
+                _, qs, _qe = read_tlv(buf, b2)
+                _, rs, re_ = read_tlv(buf, qs)
                 return buf[rs - 2 : re_] if re_ - rs < 0x80 else b"\x02\x01\x00"
-            except _Drop:
+            except BerError:
                 return b"\x02\x01\x00"
 
         if engine_id != self.engine_id:
@@ -326,30 +281,30 @@ class Agent(asyncio.DatagramProtocol):
             return self._report(msg_id, b"\x02\x01\x00", WRONG_DIGESTS, user, 0)
         if boots != self.boots or abs(etime - self._engine_time()) > TIME_WINDOW_S:
             return self._report(msg_id, b"\x02\x01\x00", NOT_IN_TIME_WINDOWS, user, 1)
-        tag, ds, de = _rd(buf, data_pos)
+        tag, ds, de = read_tlv(buf, data_pos)
         if tag != 0x04 or len(salt) != 8:
             return self._report(msg_id, b"\x02\x01\x00", DECRYPTION_ERRORS, user, 0)
         iv = boots.to_bytes(4, "big") + etime.to_bytes(4, "big") + salt
         dec = Cipher(algorithms.AES(self._priv_key), CFB(iv)).decryptor()
         plain = dec.update(buf[ds:de]) + dec.finalize()
         try:
-            _, ps, _pe = _rd(plain, 0)
-            _, a, b = _rd(plain, ps)
-            _, a, b2 = _rd(plain, b)
+            _, ps, _pe = read_tlv(plain, 0)
+            _, a, b = read_tlv(plain, ps)
+            _, a, b2 = read_tlv(plain, b)
             ctx_name = plain[a:b2]
-        except _Drop:
+        except BerError:
             return self._report(msg_id, b"\x02\x01\x00", DECRYPTION_ERRORS, user, 0)
         pdu = self._pdu(plain, b2, max_size - 160 - len(self.engine_id) * 2 - len(user) - len(ctx_name))
         if pdu is None:
             return None
-        scoped = tlv(0x30, octets(self.engine_id) + octets(ctx_name) + pdu)
+        scoped = tlv(0x30, octet_string(self.engine_id) + octet_string(ctx_name) + pdu)
         return self._wrap_v3(msg_id, scoped, user, 3)
 
     def _report(self, msg_id: int, reqid: bytes, oid: tuple[int, ...], user: bytes, level: int) -> bytes:
         count = self.usm_stats[oid] = self.usm_stats.get(oid, 0) + 1
-        vb = tlv(0x30, M.enc_oid(oid) + _uint(0x41, count))
+        vb = tlv(0x30, oid_tlv(oid) + unsigned(0x41, count))
         pdu = tlv(PDU_REPORT, reqid + b"\x02\x01\x00\x02\x01\x00" + tlv(0x30, vb))
-        scoped = tlv(0x30, octets(self.engine_id) + octets(b"") + pdu)
+        scoped = tlv(0x30, octet_string(self.engine_id) + octet_string(b"") + pdu)
         return self._wrap_v3(msg_id, scoped, user, level)
 
     def _wrap_v3(self, msg_id: int, scoped: bytes, user: bytes, level: int) -> bytes:
@@ -360,17 +315,17 @@ class Agent(asyncio.DatagramProtocol):
             salt = self._salt.to_bytes(8, "big")
             iv = boots.to_bytes(4, "big") + etime.to_bytes(4, "big") + salt
             enc = Cipher(algorithms.AES(self._priv_key), CFB(iv)).encryptor()
-            data = octets(enc.update(scoped) + enc.finalize())
+            data = octet_string(enc.update(scoped) + enc.finalize())
         else:
             salt = b""
             data = scoped
-        pre = octets(self.engine_id) + enc_int(boots) + enc_int(etime) + octets(user)
-        rest = octets(b"\x00" * 12 if level else b"") + octets(salt)
+        pre = octet_string(self.engine_id) + integer(boots) + integer(etime) + octet_string(user)
+        rest = octet_string(b"\x00" * 12 if level else b"") + octet_string(salt)
         sp_seq = tlv(0x30, pre + rest)
-        sp = octets(sp_seq)
-        glob = tlv(0x30, enc_int(msg_id) + enc_int(MAX_UDP) + octets(bytes((level,))) + enc_int(3))
+        sp = octet_string(sp_seq)
+        glob = tlv(0x30, integer(msg_id) + integer(MAX_UDP) + octet_string(bytes((level,))) + integer(3))
         body = b"\x02\x01\x03" + glob + sp + data
-        msg = _hdr(0x30, len(body)) + body
+        msg = header(0x30, len(body)) + body
         if not level:
             return msg
         off = (
@@ -386,19 +341,17 @@ class Agent(asyncio.DatagramProtocol):
 
     # ----- PDUs
     def _pdu(self, buf: bytes, pos: int, budget: int) -> bytes | None:
-        tag, s, _e = _rd(buf, pos)
-        _, a, b = _rd(buf, s)
+        tag, s, _e = read_tlv(buf, pos)
+        b = read_tlv(buf, s)[2]
         reqid = buf[s:b]
-        _, a, b2 = _rd(buf, b)
-        x = _int(buf, a, b2)
-        _, a, b3 = _rd(buf, b2)
-        y = _int(buf, a, b3)
-        _, vs, ve = _rd(buf, b3)
+        x, b = read_integer(buf, b)
+        y, b = read_integer(buf, b)
+        _, vs, ve = read_tlv(buf, b)
         req: list[tuple[int, ...]] = []
         p = vs
         while p < ve:
-            _, ss, se = _rd(buf, p)
-            _, os_, oe = _rd(buf, ss)
+            _, ss, se = read_tlv(buf, p)
+            _, os_, oe = read_tlv(buf, ss)
             req.append(_oid(buf, os_, oe))
             p = se
         now = self.clock()
@@ -409,23 +362,23 @@ class Agent(asyncio.DatagramProtocol):
             for o in req:
                 i = self.layout.index.get(o)
                 vbs.append(
-                    self._vb(i, now, cache) if i is not None else _vb_raw(M.enc_oid(o), NO_SUCH_INSTANCE)
+                    self._vb(i, now, cache) if i is not None else _vb_raw(oid_tlv(o), NO_SUCH_INSTANCE)
                 )
         elif tag == PDU_GETNEXT:
             for o in req:
                 i = bisect_right(self._oids, o)
-                vbs.append(self._vb(i, now, cache) if i < self._n else _vb_raw(M.enc_oid(o), END_OF_MIB_VIEW))
+                vbs.append(self._vb(i, now, cache) if i < self._n else _vb_raw(oid_tlv(o), END_OF_MIB_VIEW))
         elif tag == PDU_GETBULK:
             vbs = self._bulk(req, max(0, x), max(0, y), now=now, cache=cache, budget=budget)
         elif tag == PDU_SET:
             status = b"\x02\x01" + bytes((ERR_NOT_WRITABLE,)) + b"\x02\x01\x01"
-            vbs = [_vb_raw(M.enc_oid(o), b"\x05\x00") for o in req]
+            vbs = [_vb_raw(oid_tlv(o), b"\x05\x00") for o in req]
         else:
             return None
         self.varbinds += len(vbs)
         vbl = b"".join(vbs)
-        body = reqid + status + _hdr(0x30, len(vbl)) + vbl
-        return _hdr(PDU_RESPONSE, len(body)) + body
+        body = reqid + status + header(0x30, len(vbl)) + vbl
+        return header(PDU_RESPONSE, len(body)) + body
 
     def _bulk(
         self,
@@ -442,7 +395,7 @@ class Agent(asyncio.DatagramProtocol):
         n = self._n
         for o in req[:non_rep]:
             i = bisect_right(self._oids, o)
-            vb = self._vb(i, now, cache) if i < n else _vb_raw(M.enc_oid(o), END_OF_MIB_VIEW)
+            vb = self._vb(i, now, cache) if i < n else _vb_raw(oid_tlv(o), END_OF_MIB_VIEW)
             out.append(vb)
             size += len(vb)
         rep = req[non_rep:]
@@ -462,8 +415,8 @@ class Agent(asyncio.DatagramProtocol):
                 else:
                     end = ends[j]
                     if end is None:
-                        last = self._enc[n - 1] if n and i > 0 else M.enc_oid(rep[j])
-                        end = ends[j] = _vb_raw(last if i > 0 else M.enc_oid(rep[j]), END_OF_MIB_VIEW)
+                        last = self._enc[n - 1] if n and i > 0 else oid_tlv(rep[j])
+                        end = ends[j] = _vb_raw(last if i > 0 else oid_tlv(rep[j]), END_OF_MIB_VIEW)
                     vb = end
                 row.append(vb)
                 row_size += len(vb)
@@ -482,7 +435,7 @@ class Agent(asyncio.DatagramProtocol):
         if kind == M.STATIC:
             val = g[1]
         elif kind == M.UPTIME:
-            val = _uint(0x43, int(self.model.device_state(self.device, now)["sys_uptime_ticks"]))
+            val = unsigned(0x43, int(self.model.device_state(self.device, now)["sys_uptime_ticks"]))
         elif kind == M.LLDP:
             val = M.lldp_value(self.model, self.device, g[1], g[2], now)
         else:
@@ -497,22 +450,22 @@ class Agent(asyncio.DatagramProtocol):
                     self._snap[port] = (now, c)
                 cache[port] = c
             if kind == M.C64:
-                val = _uint(0x46, c[g[2]] & M64)
+                val = unsigned(0x46, c[g[2]] & M64)
             elif kind == M.C32:
-                val = _uint(0x41, c[g[2]] & M32)
+                val = unsigned(0x41, c[g[2]] & M32)
             elif kind == M.GAUGE:
-                val = _uint(0x42, min(c[g[2]] * g[3], M32))
+                val = unsigned(0x42, min(c[g[2]] * g[3], M32))
             elif kind == M.INT_MAP:
-                val = enc_int(g[3].get(c[g[2]], 0))
+                val = integer(g[3].get(c[g[2]], 0))
             else:  # SUM64
-                val = _uint(0x46, sum(c[k] for k in g[2]) & M64)
+                val = unsigned(0x46, sum(c[k] for k in g[2]) & M64)
         oid = self._enc[i]
         n = len(oid) + len(val)
-        return _hdr(0x30, n) + oid + val
+        return header(0x30, n) + oid + val
 
 
 def _vb_raw(oid_tlv: bytes, val: bytes) -> bytes:
-    return _hdr(0x30, len(oid_tlv) + len(val)) + oid_tlv + val
+    return header(0x30, len(oid_tlv) + len(val)) + oid_tlv + val
 
 
 async def start_agent(

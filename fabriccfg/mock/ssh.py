@@ -169,6 +169,11 @@ class CliSession:
             return self.error(line)
         return None
 
+    def run_telemetry(self, line: str) -> tuple[str, int] | None:
+        """The device's telemetry hook on ``line``: (output, status), or None when it has no such command."""
+        tel = self.dev.telemetry
+        return tel(line) if tel is not None else None
+
     def config_applied(self, n: int = 1) -> None:
         """Count applied config lines; the ``disconnect-after`` fault drops the session (once per device)."""
         self.config_count += n

@@ -88,7 +88,7 @@ IB_ERROR_BITS: dict[str, int] = {
 }
 """Saturating widths of the IB PortCounters error counters (libibmad fields.c)."""
 
-IB_DATA_NAMES: tuple[str, ...] = (
+IB_EXT_NAMES: tuple[str, ...] = (
     "PortXmitData",
     "PortRcvData",
     "PortXmitPkts",
@@ -97,8 +97,9 @@ IB_DATA_NAMES: tuple[str, ...] = (
     "PortUnicastRcvPkts",
     "PortMulticastXmitPkts",
     "PortMulticastRcvPkts",
-    "PortXmitWait",
 )
+"""The 64-bit PortCountersExtended data counters (``perfquery -x`` order)."""
+IB_DATA_NAMES: tuple[str, ...] = (*IB_EXT_NAMES, "PortXmitWait")
 """64-bit PortCountersExtended names (plus PortXmitWait); never wrap in practice, never offset."""
 
 IF_NAMES: tuple[str, ...] = (
@@ -799,26 +800,13 @@ class TrafficModel:
             out["PortUnicastXmitPkts"] = xp - xm
             out["PortUnicastRcvPkts"] = rp - rm
         else:
-            tx, rx = 0, 0
-            for q in PRIOS:
-                tx += out[f"pfc_tx_pause.{q}"]
-                rx += out[f"pfc_rx_pause.{q}"]
-            out["pfc_requests"] = tx
-            out["pfc_indications"] = rx
             if p.kind == "switch":
                 P = self.lossless_prio
                 out[f"tc_tx_bytes.{P}"] = int(o_oct * 0.9)
                 out["tc_tx_bytes.0"] = int(o_oct * 0.1)
                 out[f"tc_tx_pkts.{P}"] = int(o_oct * 0.9 / p.out.pkt)
                 out["tc_tx_pkts.0"] = int(o_oct * 0.1 / p.out.pkt)
-                for q in PRIOS:
-                    out[f"tc_no_buffer_discard.{q}"] = out[f"tc_nobuffer_discard.{q}"]
-            else:
-                for q in PRIOS:
-                    out[f"rx_prio{q}_pause"] = out[f"pfc_rx_pause.{q}"]
-                    out[f"tx_prio{q}_pause"] = out[f"pfc_tx_pause.{q}"]
-                    out[f"rx_prio{q}_pause_duration"] = out[f"pfc_rx_pause_duration.{q}"]
-                    out[f"tx_prio{q}_pause_duration"] = out[f"pfc_tx_pause_duration.{q}"]
+            self._derived(p, out)
         return out
 
     def port_counters(self, device: str, port: str, t: float | None = None) -> dict[str, int]:
@@ -841,7 +829,7 @@ class TrafficModel:
             for name, ev in p.ev.items():
                 if ev.offset:
                     out[name] = (out[name] + ev.offset) % M64
-            self._derived_after_offsets(p, out)
+            self._derived(p, out)
         if self.technology == "infiniband":
             for name, bits in IB_ERROR_BITS.items():
                 cap = (1 << bits) - 1
@@ -850,7 +838,8 @@ class TrafficModel:
         out["speed_mbps"] = p.speed_gbps * 1000
         return out
 
-    def _derived_after_offsets(self, p: _Port, out: dict[str, int]) -> None:
+    def _derived(self, p: _Port, out: dict[str, int]) -> None:
+        """The Ethernet counters that are sums or platform aliases of others (again after offsets)."""
         if self.technology == "infiniband":
             return
         out["pfc_requests"] = sum(out[f"pfc_tx_pause.{q}"] for q in PRIOS) % M64

@@ -39,6 +39,19 @@ def module(name: str) -> ModuleType:
     return importlib.import_module(_table()[name])
 
 
+@cache
+def mock_profile(name: str) -> ModuleType | None:
+    """The mock profile module of ``name`` (``fabriccfg.mock.profiles.<platform module>``), None when the
+    platform has none. Imported on demand: profiles pull in the mock's SSH server (asyncssh)."""
+    modname = f"fabriccfg.mock.profiles.{_table()[name].rsplit('.', 1)[-1]}"
+    try:
+        return importlib.import_module(modname)
+    except ModuleNotFoundError as exc:
+        if exc.name != modname:
+            raise
+        return None
+
+
 def info(name: str) -> PlatformInfo:
     info_: PlatformInfo = module(name).PLATFORM
     return info_

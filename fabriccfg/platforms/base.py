@@ -9,8 +9,10 @@ attribute per capability, each owned by that capability's package and filled in 
   connection (``fabriccfg.push``);
 - ``TELEMETRY``: SNMP tables and CLI collectors with their parsers (``fabriccfg.telemetry``).
 
-The mock profile lives in ``fabriccfg.mock.profiles.<module>``. Nothing outside these places
-branches on a platform name.
+The mock profile lives in ``fabriccfg.mock.profiles.<module>`` (``fabriccfg.platforms.mock_profile``).
+Nothing outside these places branches on a platform name; the capability packages hold only the
+platform-independent machinery (e.g. ``fabriccfg.push.transaction.CliTransaction``,
+``fabriccfg.push.files.FilesTransaction``, ``fabriccfg.telemetry.commands``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from fabriccfg.platforms.base import PlatformInfo
 from fabriccfg.render.spec import Context, RenderSpec
@@ -109,7 +110,34 @@ RENDER = RenderSpec(
 )
 
 # --- push (owned by fabriccfg.push) ---
-from fabriccfg.push.tx.linux import ConnectxHostTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
+from fabriccfg.push.files import FilesTransaction, last_line  # noqa: E402
+
+
+class ConnectxHostTransaction(FilesTransaction):
+    """Install the NIC setup script and run it; verify by running the read-back script and comparing
+    its output with the rendered expectation (line by line, as the renderer intends)."""
+
+    run_scripts: ClassVar[Sequence[str]] = ("roce-setup.sh",)
+    readback: ClassVar[tuple[str, str]] = ("roce-readback.sh", "roce-expected.txt")
+
+    def verify(self, conn: Any, intended: Mapping[str, str]) -> list[str]:
+        problems = super().verify(conn, intended)
+        script, expected = self.readback
+        if problems or script not in intended or expected not in intended:
+            return problems
+        code, out = self.status(conn, f"bash {self.path(script)}", timeout=self.long)
+        if code:
+            return [f"{script} failed (exit {code}): {last_line(out)}"]
+        want = {ln.strip() for ln in intended[expected].splitlines() if ln.strip()}
+        have = {ln.strip() for ln in out.splitlines() if ln.strip()}
+        missing = sorted(want - have)
+        if missing:
+            problems.append(f"live NIC settings differ from intent in {len(missing)} value(s), "
+                            f"first: {missing[0]}")
+        return problems
+
+
+TRANSACTION = ConnectxHostTransaction
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
 from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)

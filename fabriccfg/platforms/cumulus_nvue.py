@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from fabriccfg.platforms.base import PlatformInfo
 from fabriccfg.render.spec import CliDiffSpec, RenderSpec
@@ -54,12 +55,105 @@ RENDER = RenderSpec(
 )
 
 # --- push (owned by fabriccfg.push) ---
-from fabriccfg.push.tx.nvue import NvueTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
+# NVUE: stage ``nv set``, apply with ``--confirm T``, verify, ``nv config confirm``. The applied revision
+# is the restore point. A pending revision someone else staged is never touched: the push refuses the
+# device instead of applying their half-done work with ours.
+from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError  # noqa: E402
+
+
+class NvueTransaction(CliTransaction):
+    commit_confirm: ClassVar[bool] = True
+    error_pattern: ClassVar[str] = r"^Error:"
+    running_command: ClassVar[str] = "nv config show -o commands"
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self.backup_running: dict[str, str] = {}
+        self.staged = False
+        self.apply_sent = False
+
+    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+        pending = self.cmd(conn, "nv config diff")
+        if pending.strip():
+            raise TxError("a pending NVUE revision exists (nv config diff is not empty): someone else is "
+                          "editing this switch; not touching it")
+        self.backup_running = dict(running)
+
+    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+        self.staged = True
+        self.config_lines(conn, diff.commands)
+        self.ctx.step("committing")
+        self.apply_sent = True
+        self.cmd(conn, f"nv config apply -y --confirm {max(1, int(self.ctx.confirm_timeout))}s",
+                 ok=r"applied", timeout=max(self.ctx.read_timeout, 120))
+        self.staged = False
+
+    def confirm(self, conn: Any) -> None:
+        self.cmd(conn, "nv config confirm", ok=r"applied")
+        self.cmd(conn, "nv config save", check=False)
+
+    def rollback(self, conn: Any) -> None:
+        """Drop anything staged; if the change went in, apply its inverse now (the timer is the fallback)."""
+        self.cmd(conn, "nv config detach", check=False)
+        self.staged = False
+        if not self.backup_running:
+            return
+        if self.apply_sent:
+            # NVUE refuses a new apply while a --confirm is pending: accept it, then apply the inverse now
+            self.cmd(conn, "nv config confirm", check=False)
+        now = self.fetch(conn, list(self.backup_running))
+        undo: list[str] = []
+        for name, before in self.backup_running.items():
+            undo += undo_commands(before, now.get(name, ""))
+        if undo:
+            self.config_lines(conn, undo)
+            self.cmd(conn, "nv config apply -y", ok=r"applied", timeout=max(self.ctx.read_timeout, 120))
+
+    def cleanup(self, conn: Any) -> None:
+        if self.staged:
+            self.cmd(conn, "nv config detach", check=False)
+            self.staged = False
+
+
+def _keyed(text: str) -> dict[str, str]:
+    """``nv set`` lines by key (every word but the value: NVUE replaces a line with the same key)."""
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = " ".join(raw.split())
+        if line.startswith("nv set "):
+            out[line.rsplit(" ", 1)[0]] = line
+    return out
+
+
+def undo_commands(before: str, now: str) -> list[str]:
+    """Commands that turn the applied config ``now`` back into ``before`` (``nv config show -o commands``)."""
+    b, n = _keyed(before), _keyed(now)
+    unset = [f"nv unset {key.removeprefix('nv set ')}" for key in n if key not in b]
+    reset = [line for key, line in b.items() if n.get(key) != line]
+    return unset + reset
+
+
+TRANSACTION = NvueTransaction
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
-from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry import tables as _tt  # noqa: E402 (the platform seam)
+from fabriccfg.telemetry.commands import show_port as _show_port  # noqa: E402
+from fabriccfg.telemetry.model import Sample as _Sample  # noqa: E402
+from fabriccfg.telemetry.parsers import nvue as _parse  # noqa: E402
+from fabriccfg.telemetry.spec import CliCommand as _CliCommand  # noqa: E402
+from fabriccfg.telemetry.spec import CliContext as _CliContext  # noqa: E402
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
 
+
+def _roce_counters(text: str, ctx: _CliContext) -> list[_Sample]:
+    """The RoCE counters do not name the lossless class: the parser needs the fabric's priority."""
+    return _parse.roce_samples(ctx.device, ctx.port, text, ctx.roce_prio)
+
+
+SHOW = (
+    _CliCommand("nvue-roce", "nv show interface {port} qos roce counters", _roce_counters, per="port"),
+    _show_port("nvue-pfcwd", "nv show interface {port} qos pfc-watchdog", _parse.watchdog_samples),
+)
+"""ECN marks (RoCE counters) and PFC-watchdog counters per port: what the SNMP tables lack."""
 TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.MLNX_QOS_PFC, _tt.MLNX_QOS_TC, _tt.LLDP),
-                           cli=_tc.NVUE_SHOW)
+                           cli=SHOW)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from fabriccfg.platforms.base import PlatformInfo
 from fabriccfg.render.spec import CliDiffSpec, RenderSpec
@@ -69,12 +70,58 @@ RENDER = RenderSpec(
 )
 
 # --- push (owned by fabriccfg.push) ---
-from fabriccfg.push.tx.nxos import NxosTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
+# Cisco NX-OS: ``checkpoint``, config, ``rollback running-config checkpoint`` on failure, save.
+from fabriccfg.push.transaction import CliTransaction, DiffLike  # noqa: E402
+
+
+class NxosTransaction(CliTransaction):
+    error_pattern: ClassVar[str] = r"^% |^ERROR:"
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self.checkpoint = ctx.tag
+        self.have_checkpoint = False
+
+    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+        self.cmd(conn, f"checkpoint {self.checkpoint}", ok=r"Done")
+        self.have_checkpoint = True
+
+    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+        conn.config_mode()
+        self.config_lines(conn, diff.commands)
+        conn.exit_config_mode()
+
+    def confirm(self, conn: Any) -> None:
+        self.cmd(conn, "copy running-config startup-config", ok=r"Copy complete", timeout=120)
+        self._drop(conn)
+
+    def rollback(self, conn: Any) -> None:
+        self.cmd(conn, f"rollback running-config checkpoint {self.checkpoint}",
+                 ok=r"Rollback completed successfully", timeout=max(self.ctx.read_timeout, 120))
+
+    def _drop(self, conn: Any) -> None:
+        if self.have_checkpoint:
+            self.cmd(conn, f"no checkpoint {self.checkpoint}", check=False)
+            self.have_checkpoint = False
+
+    def cleanup(self, conn: Any) -> None:
+        if conn.check_config_mode():
+            conn.exit_config_mode()
+        self._drop(conn)
+
+
+TRANSACTION = NxosTransaction
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
-from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry import tables as _tt  # noqa: E402 (the platform seam)
+from fabriccfg.telemetry.commands import show_port as _show_port  # noqa: E402
+from fabriccfg.telemetry.parsers import nxos as _parse  # noqa: E402
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
 
+SHOW = (
+    _show_port("nxos-queuing", "show queuing interface {port}", _parse.queuing_samples),
+    _show_port("nxos-pfcwd", "show queuing pfc-queue interface {port} detail", _parse.pfc_queue_samples),
+)
+"""Per-queue ECN/drop counters and PFC-watchdog state per port."""
 # The standard MIBs only; per-queue counters come from show commands.
-TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.LLDP), cli=_tc.NXOS_SHOW)
+TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.LLDP), cli=SHOW)

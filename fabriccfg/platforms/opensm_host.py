@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from fabriccfg.platforms.base import PlatformInfo
 from fabriccfg.render.spec import Context, RenderSpec
@@ -95,7 +96,29 @@ RENDER = RenderSpec(
 )
 
 # --- push (owned by fabriccfg.push) ---
-from fabriccfg.push.tx.linux import OpensmHostTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
+from fabriccfg.push.files import FilesTransaction, Precheck  # noqa: E402
+
+
+class OpensmHostTransaction(FilesTransaction):
+    """OpenSM (and SHARP AM): each must parse its new config before it replaces the old one."""
+
+    prechecks: ClassVar[Mapping[str, Precheck]] = {
+        # opensm exits 0 on an unknown key and only prints it: that line is a failure too
+        "opensm.conf": Precheck("opensm -F {path} -c /tmp/{tag}.opensm-check.conf",
+                                fails=r'^\s*Unrecognized token: "'),
+        "sharp_am.cfg": Precheck("sharp_am -O {path} --check"),
+    }
+    services: ClassVar[Mapping[str, str]] = {
+        "opensm.conf": "opensmd",
+        "partitions.conf": "opensmd",
+        "root_guids.conf": "opensmd",
+        "cn_guids.conf": "opensmd",
+        "node-name-map": "opensmd",
+        "sharp_am.cfg": "sharp_am",
+    }
+
+
+TRANSACTION = OpensmHostTransaction
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
 from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)

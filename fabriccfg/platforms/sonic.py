@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from fabriccfg.platforms.base import PlatformInfo
 from fabriccfg.render.spec import RenderSpec
@@ -114,12 +116,67 @@ RENDER = RenderSpec(
 )
 
 # --- push (owned by fabriccfg.push) ---
-from fabriccfg.push.tx.sonic import SonicTransaction as TRANSACTION  # noqa: E402, F401 (the platform seam)
+# SONiC: ``config checkpoint``, ``config apply-patch`` (RFC 6902), rollback on failure, save.
+from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError, upload  # noqa: E402
+
+
+class SonicTransaction(CliTransaction):
+    error_pattern: ClassVar[str] = r"^Error:|Failed to apply patch|command not found"
+    running_command: ClassVar[str] = "show runningconfiguration all"
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self.checkpoint = ctx.tag
+        self.have_checkpoint = False
+        self.patch_file = f"/tmp/{ctx.tag}.patch.json"
+        self.uploaded = False
+
+    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+        self.cmd(conn, f"sudo config checkpoint {self.checkpoint}", ok=r"Checkpoint created successfully")
+        self.have_checkpoint = True
+
+    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+        if not diff.patch:
+            raise TxError("the diff has no JSON patch to apply")
+        self.uploaded = True
+        upload(self, conn, self.patch_file, json.dumps(diff.patch, indent=1) + "\n")
+        self.ctx.step("committing")
+        self.cmd(conn, f"sudo config apply-patch {self.patch_file}", ok=r"Patch applied successfully",
+                 timeout=max(self.ctx.read_timeout, 120))
+
+    def confirm(self, conn: Any) -> None:
+        self.cmd(conn, "sudo config save -y")
+        self._drop(conn)
+
+    def rollback(self, conn: Any) -> None:
+        self.cmd(conn, f"sudo config rollback {self.checkpoint}", ok=r"rolled back successfully",
+                 timeout=max(self.ctx.read_timeout, 120))
+
+    def _drop(self, conn: Any) -> None:
+        if self.have_checkpoint:
+            self.cmd(conn, f"sudo config delete-checkpoint {self.checkpoint}", check=False)
+            self.have_checkpoint = False
+
+    def cleanup(self, conn: Any) -> None:
+        self._drop(conn)
+        if self.uploaded:
+            self.cmd(conn, f"rm -f {self.patch_file}", check=False)
+            self.uploaded = False
+
+
+TRANSACTION = SonicTransaction
 
 # --- telemetry (owned by fabriccfg.telemetry) ---
-from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry import tables as _tt  # noqa: E402 (the platform seam)
+from fabriccfg.telemetry.commands import show as _show  # noqa: E402
+from fabriccfg.telemetry.parsers import sonic as _parse  # noqa: E402
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
 
+SHOW = (
+    _show("sonic-wred", "show queue wredcounters", _parse.ecn_samples),
+    _show("sonic-queue", "show queue counters", _parse.queue_samples),
+    _show("sonic-pfcwd", "show pfcwd stats", _parse.pfcwd_samples),
+)
+"""ECN marks, queue and PFC-watchdog counters: what the SNMP tables lack."""
 TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.MLNX_QOS_PFC, _tt.MLNX_QOS_TC, _tt.LLDP),
-                           cli=_tc.SONIC_SHOW)
+                           cli=SHOW)

@@ -204,14 +204,22 @@ def _write_backup(result: DeviceResult, opts: PushOptions, running: Mapping[str,
         result.backup.append(str(path.relative_to(opts.run_dir)))
 
 
-def _unstartable(job: DeviceJob, result: DeviceResult) -> bool:
+def _startable(job: DeviceJob, result: DeviceResult, *, lacking: str) -> type[Transaction] | None:
+    """The platform's transaction class, or None once ``result`` says why the device is skipped or failed.
+
+    ``lacking``: what a platform without a transaction has none of (for the skip reason).
+    """
     if job.skip_reason:
         result.state, result.reason, result.target = "skipped", job.skip_reason, False
-        return True
+        return None
     if job.fail_reason or job.endpoint is None:
         result.state, result.reason = "failed", job.fail_reason or "no endpoint for this device"
-        return True
-    return False
+        return None
+    tx_cls = _transaction_class(job.platform)
+    if tx_cls is None:
+        result.state, result.target = "skipped", False
+        result.reason = f"platform {job.platform} has no {lacking}"
+    return tx_cls
 
 
 def push_device(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Progress,
@@ -220,12 +228,8 @@ def push_device(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Progr
     result = DeviceResult(job.name, job.platform)
     t0 = time.monotonic()
     try:
-        if _unstartable(job, result):
-            return result
-        tx_cls = _transaction_class(job.platform)
+        tx_cls = _startable(job, result, lacking="push transaction")
         if tx_cls is None:
-            result.state, result.target = "skipped", False
-            result.reason = f"platform {job.platform} has no push transaction"
             return result
         _push(job, opts, watch, progress, index=index, tx_cls=tx_cls, result=result)
         return result
@@ -349,12 +353,8 @@ def fetch_device(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Prog
     result = DeviceResult(job.name, job.platform)
     t0 = time.monotonic()
     try:
-        if _unstartable(job, result):
-            return result
-        tx_cls = _transaction_class(job.platform)
+        tx_cls = _startable(job, result, lacking="CLI to fetch from")
         if tx_cls is None:
-            result.state, result.target = "skipped", False
-            result.reason = f"platform {job.platform} has no CLI to fetch from"
             return result
         tx = tx_cls(_context(job, opts, index, progress))
         session = _Session(job, opts, watch, result, timeout=min(watch.timeout or 30.0, 30.0))

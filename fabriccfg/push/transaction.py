@@ -181,7 +181,8 @@ class CliTransaction:
 
     # ----------------------------------------------------------------- defaults
     def fetch(self, conn: Any, names: Sequence[str]) -> dict[str, str]:
-        raise NotImplementedError
+        """The output of :attr:`running_command` as the platform's one rendered file."""
+        return self.single(names, self.cmd(conn, self.running_command))
 
     def verify(self, conn: Any, intended: Mapping[str, str]) -> list[str]:
         running = self.fetch(conn, list(intended))

@@ -7,6 +7,9 @@ concatenation of sub-identifier encodings, so a column's encoded OID is a byte p
 instance OID in it: matching a column is ``bytes.startswith`` and the row index is the decoded
 suffix. pysnmp still does transport, message processing and USM (v3 auth/priv); see
 :mod:`fabriccfg.telemetry.snmp` for how the varbind list reaches this module undecoded.
+
+It is also the mock SNMP agent's codec (:mod:`fabriccfg.mock.snmp`, :mod:`fabriccfg.mock.mibs`): one
+BER implementation for both ends, so the poller and the agent cannot disagree on the encoding.
 """
 
 from __future__ import annotations
@@ -44,8 +47,19 @@ def encode_length(n: int) -> bytes:
     return bytes((0x80 | len(body),)) + body
 
 
+def header(tag: int, n: int) -> bytes:
+    """Tag and length octets of a TLV with ``n`` content bytes (short forms spelled out: agent hot path)."""
+    if n < 0x80:
+        return bytes((tag, n))
+    if n < 0x100:
+        return bytes((tag, 0x81, n))
+    if n < 0x10000:
+        return bytes((tag, 0x82, n >> 8, n & 0xFF))
+    return bytes((tag,)) + encode_length(n)
+
+
 def tlv(tag: int, content: bytes) -> bytes:
-    return bytes((tag,)) + encode_length(len(content)) + content
+    return header(tag, len(content)) + content
 
 
 def encode_oid(oid: Iterable[int]) -> bytes:
@@ -93,14 +107,65 @@ def decode_oid(data: bytes) -> tuple[int, ...]:
 
 
 def encode_integer(value: int) -> bytes:
-    """INTEGER content bytes (two's complement, minimal)."""
-    length = max(1, (value.bit_length() + 8) // 8)
-    return value.to_bytes(length, "big", signed=True)
+    """INTEGER content bytes (two's complement, minimal: -128 is one byte)."""
+    return value.to_bytes(((value if value >= 0 else ~value).bit_length() + 8) // 8, "big", signed=True)
 
 
 def encode_unsigned(value: int) -> bytes:
     """Counter/Gauge/TimeTicks/Counter64 content bytes (unsigned, with a 0x00 pad when needed)."""
     return value.to_bytes(value.bit_length() // 8 + 1, "big")
+
+
+def integer(value: int) -> bytes:
+    """An INTEGER TLV."""
+    body = encode_integer(value)
+    return header(TAG_INTEGER, len(body)) + body
+
+
+def unsigned(tag: int, value: int) -> bytes:
+    """A Counter32/Gauge32/TimeTicks/Counter64 TLV (``tag``)."""
+    body = value.to_bytes(value.bit_length() // 8 + 1, "big")
+    return header(tag, len(body)) + body
+
+
+def octet_string(value: str | bytes) -> bytes:
+    """An OCTET STRING TLV (``str`` as UTF-8)."""
+    return tlv(TAG_OCTET_STRING, value.encode() if isinstance(value, str) else value)
+
+
+def oid_tlv(oid: Iterable[int]) -> bytes:
+    """An OBJECT IDENTIFIER TLV."""
+    return tlv(TAG_OID, encode_oid(oid))
+
+
+def read_tlv(buf: bytes, pos: int) -> tuple[int, int, int]:
+    """The TLV at ``pos`` -> (tag, content start, content end); raises :class:`BerError` when truncated."""
+    try:
+        tag = buf[pos]
+        n = buf[pos + 1]
+    except IndexError:
+        raise BerError("truncated TLV") from None
+    pos += 2
+    if n & 0x80:
+        k = n & 0x7F
+        n = int.from_bytes(buf[pos:pos + k], "big")
+        pos += k
+    end = pos + n
+    if end > len(buf):
+        raise BerError("truncated TLV")
+    return tag, pos, end
+
+
+def read_content(buf: bytes, pos: int) -> tuple[bytes, int]:
+    """The TLV at ``pos`` -> (content bytes, end of the TLV)."""
+    _, start, end = read_tlv(buf, pos)
+    return buf[start:end], end
+
+
+def read_integer(buf: bytes, pos: int) -> tuple[int, int]:
+    """The INTEGER TLV at ``pos`` -> (value, end of the TLV)."""
+    _, start, end = read_tlv(buf, pos)
+    return int.from_bytes(buf[start:end], "big", signed=True), end
 
 
 def encode_null_varbinds(oids: Iterable[bytes]) -> bytes:

@@ -1,33 +1,29 @@
-"""Reusable CLI telemetry commands (tool + parser) that platform modules put in their ``TELEMETRY``."""
+"""Cross-platform CLI telemetry commands (tool + parser) and the helpers platform modules build theirs with.
+
+Only tools that run the same way on several platforms live here (infiniband-diags on SM and GPU hosts,
+``ethtool``, ``systemctl``); a platform's own show commands are declared in its platform module with
+:func:`show`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from fabriccfg.telemetry import parsers
 from fabriccfg.telemetry.model import Sample
-from fabriccfg.telemetry.parsers import (
-    eos,
-    ethtool,
-    ibnetdiscover,
-    ibqueryerrors,
-    nvue,
-    nxos,
-    perfquery,
-    sminfo,
-    sonic,
-    systemctl,
-)
 from fabriccfg.telemetry.spec import CliCommand, CliContext
 
 
 def _ibnetdiscover(text: str, ctx: CliContext) -> list[Sample]:
-    return ibnetdiscover.samples(ctx.device, text, ctx.ib)
+    return parsers.ibnetdiscover.samples(ctx.device, text, ctx.ib)
 
 
 def _ibqueryerrors(text: str, ctx: CliContext) -> list[Sample]:
-    return ibqueryerrors.samples(text, ctx.ib)
+    return parsers.ibqueryerrors.samples(text, ctx.ib)
 
 
 def _sminfo(text: str, ctx: CliContext) -> list[Sample]:
-    return sminfo.samples(ctx.device, text, ctx.ib)
+    return parsers.sminfo.samples(ctx.device, text, ctx.ib)
 
 
 def _sm_lids(samples: list[Sample], ctx: CliContext) -> list[str]:
@@ -42,11 +38,11 @@ def _sm_lids(samples: list[Sample], ctx: CliContext) -> list[str]:
 
 
 def _perfquery(text: str, ctx: CliContext) -> list[Sample]:
-    return perfquery.samples(ctx.device, text, ctx.port)
+    return parsers.perfquery.samples(ctx.device, text, ctx.port)
 
 
 def _ethtool(text: str, ctx: CliContext) -> list[Sample]:
-    return ethtool.samples(ctx.device, text, ctx.port)
+    return parsers.ethtool.samples(ctx.device, text, ctx.port)
 
 
 def services(*units: str) -> tuple[CliCommand, ...]:
@@ -55,7 +51,7 @@ def services(*units: str) -> tuple[CliCommand, ...]:
 
     def command(unit: str) -> CliCommand:
         def parse(text: str, ctx: CliContext) -> list[Sample]:
-            return systemctl.samples(ctx.device, text, (unit,))
+            return parsers.systemctl.samples(ctx.device, text, (unit,))
 
         return CliCommand(f"systemctl:{unit}", f"systemctl is-active {unit}", parse)
 
@@ -76,36 +72,27 @@ PERFQUERY_LOCAL = CliCommand("perfquery", "perfquery -x", _perfquery, per="first
 ETHTOOL = CliCommand("ethtool", "ethtool -S {netdev}", _ethtool, per="nic", technology="roce")
 
 
-# --- switch show commands (ECN marks, per-priority PFC, PFC watchdog: what SNMP lacks) --------------
-def _cmd(name: str, command: str, fn: object, per: str = "device") -> CliCommand:
-    if per == "port":
-        def parse(text: str, ctx: CliContext) -> list[Sample]:
-            return fn(ctx.device, ctx.port, text)  # type: ignore[operator,no-any-return]
-    else:
-        def parse(text: str, ctx: CliContext) -> list[Sample]:
-            return fn(ctx.device, text)  # type: ignore[operator,no-any-return]
-    return CliCommand(name, command, parse, per=per)  # type: ignore[arg-type]
+# --- building switch show commands (ECN marks, per-priority PFC, PFC watchdog: what SNMP lacks) -----
+DeviceSamples = Callable[[str, str], list[Sample]]
+"""(device, output) -> samples."""
+PortSamples = Callable[[str, "str | None", str], list[Sample]]
+"""(device, port, output) -> samples."""
 
 
-def _nvue_roce(text: str, ctx: CliContext) -> list[Sample]:
-    return nvue.roce_samples(ctx.device, ctx.port, text, ctx.roce_prio)
+def show(name: str, command: str, fn: DeviceSamples) -> CliCommand:
+    """A per-device show command whose parser maps ``(device, output)`` to samples."""
+
+    def parse(text: str, ctx: CliContext) -> list[Sample]:
+        return fn(ctx.device, text)
+
+    return CliCommand(name, command, parse)
 
 
-EOS_SHOW = (
-    _cmd("eos-ecn", "show interfaces counters ecn", eos.ecn_samples),
-    _cmd("eos-pfc", "show priority-flow-control counters", eos.pfc_samples),
-    _cmd("eos-pfcwd", "show priority-flow-control counters watchdog", eos.watchdog_samples),
-)
-SONIC_SHOW = (
-    _cmd("sonic-wred", "show queue wredcounters", sonic.ecn_samples),
-    _cmd("sonic-queue", "show queue counters", sonic.queue_samples),
-    _cmd("sonic-pfcwd", "show pfcwd stats", sonic.pfcwd_samples),
-)
-NVUE_SHOW = (
-    CliCommand("nvue-roce", "nv show interface {port} qos roce counters", _nvue_roce, per="port"),
-    _cmd("nvue-pfcwd", "nv show interface {port} qos pfc-watchdog", nvue.watchdog_samples, per="port"),
-)
-NXOS_SHOW = (
-    _cmd("nxos-queuing", "show queuing interface {port}", nxos.queuing_samples, per="port"),
-    _cmd("nxos-pfcwd", "show queuing pfc-queue interface {port} detail", nxos.pfc_queue_samples, per="port"),
-)
+def show_port(name: str, command: str, fn: PortSamples) -> CliCommand:
+    """A per-port show command (``{port}`` in ``command``) whose parser maps ``(device, port, output)``."""
+
+    def parse(text: str, ctx: CliContext) -> list[Sample]:
+        return fn(ctx.device, ctx.port, text)
+
+    return CliCommand(name, command, parse, per="port")
+

@@ -161,32 +161,26 @@ class _LeanSpecs:
                 self._value = b"\x30\x00"
                 return self
 
-        class LeanResponsePDU(univ.Sequence):  # type: ignore[misc]
-            tagSet = rfc1905.ResponsePDU.tagSet
-            componentType = namedtype.NamedTypes(
-                namedtype.NamedType("request-id", rfc1902.Integer32()),
-                namedtype.NamedType("error-status", univ.Integer()),
-                namedtype.NamedType("error-index", univ.Integer()),
-                namedtype.NamedType("variable-bindings", LeanVarBinds()),
-            )
+        def lean_pdu(name: str, tag_set: Any, middle: tuple[str, str]) -> Any:
+            """An RFC 3416 PDU (request-id, two INTEGERs, varbinds) whose varbinds stay raw bytes."""
 
-        class LeanBulkPDU(univ.Sequence):  # type: ignore[misc]
-            tagSet = rfc1905.GetBulkRequestPDU.tagSet
-            componentType = namedtype.NamedTypes(
-                namedtype.NamedType("request-id", rfc1902.Integer32()),
-                namedtype.NamedType("non-repeaters", univ.Integer()),
-                namedtype.NamedType("max-repetitions", univ.Integer()),
-                namedtype.NamedType("variable-bindings", LeanVarBinds()),
-            )
+            class LeanPDU(univ.Sequence):  # type: ignore[misc]
+                tagSet = tag_set
+                componentType = namedtype.NamedTypes(
+                    namedtype.NamedType("request-id", rfc1902.Integer32()),
+                    *(namedtype.NamedType(n, univ.Integer()) for n in middle),
+                    namedtype.NamedType("variable-bindings", LeanVarBinds()),
+                )
 
-        class LeanGetPDU(univ.Sequence):  # type: ignore[misc]
-            tagSet = rfc1905.GetRequestPDU.tagSet
-            componentType = namedtype.NamedTypes(
-                namedtype.NamedType("request-id", rfc1902.Integer32()),
-                namedtype.NamedType("error-status", univ.Integer()),
-                namedtype.NamedType("error-index", univ.Integer()),
-                namedtype.NamedType("variable-bindings", LeanVarBinds()),
-            )
+            LeanPDU.__name__ = LeanPDU.__qualname__ = name
+            return LeanPDU
+
+        errors = ("error-status", "error-index")
+        LeanResponsePDU = lean_pdu("LeanResponsePDU", rfc1905.ResponsePDU.tagSet, errors)
+        LeanBulkPDU = lean_pdu(
+            "LeanBulkPDU", rfc1905.GetBulkRequestPDU.tagSet, ("non-repeaters", "max-repetitions")
+        )
+        LeanGetPDU = lean_pdu("LeanGetPDU", rfc1905.GetRequestPDU.tagSet, errors)
 
         pdus = [nt if nt.name != "response" else namedtype.NamedType("response", LeanResponsePDU())
                 for nt in rfc1905.PDUs.componentType.namedTypes]

@@ -37,7 +37,7 @@ def assert_restored(lb: Any, report: RunReport, name: str, platform: str) -> Non
 def eos_sessions(lb: Any, name: str) -> list[tuple[str, str]]:
     """``show configuration sessions`` on the switch, parsed: what an operator would see."""
     from fabriccfg.connect import connect
-    from fabriccfg.push.tx.eos import sessions
+    from fabriccfg.platforms.eos import sessions
 
     conn = connect(lb.mock.endpoints[name])
     try:
@@ -146,6 +146,30 @@ def test_opensm_host_disconnect_restores_its_files(lab: Any, ib8790: Any) -> Non
         rep = lb.push(["sm1"])
         assert dev(rep, "sm1").state == "rolled-back", dev(rep, "sm1").reason
         assert_restored(lb, rep, "sm1", "opensm-host")
+
+
+def test_opensm_unknown_key_fails_the_precheck_and_restores_the_files(lab: Any, ib8790: Any,
+                                                                    tmp_path: Path) -> None:
+    """opensm -F FILE -c OUT prints 'Unrecognized token: "KEY"' and exits 0: still a failed pre-check."""
+    from fabriccfg.push import api
+    from fabriccfg.push.runner import RunnerOptions
+    from fabriccfg.render.engine import SHIPPED_TEMPLATES
+
+    user = tmp_path / "templates" / "opensm-host"
+    user.mkdir(parents=True)
+    shipped = (Path(SHIPPED_TEMPLATES) / "opensm-host" / "opensm.conf.j2").read_text()
+    (user / "opensm.conf.j2").write_text(shipped.rstrip("\n") + "\nbogus_tuning_knob 42\n")
+    with lab(ib8790) as lb:
+        jobs = api.plan_jobs(lb.fabric, lb.mock.endpoints, ["sm1"], tmp_path / "templates")
+        assert "bogus_tuning_knob 42" in jobs[0].intended["opensm.conf"]
+        rep = api.push(lb.fabric, jobs, run_base=lb.runs, confirm_timeout=60.0,
+                       runner=RunnerOptions(workers=1, timeout=30.0))
+        d = dev(rep, "sm1")
+        assert d.state in ("rolled-back", "failed"), d.reason
+        assert 'pre-check of opensm.conf failed: Unrecognized token: "bogus_tuning_knob"' in d.reason
+        assert rep.exit_code == 1
+        assert_restored(lb, rep, "sm1", "opensm-host")
+        assert "bogus_tuning_knob" not in lb.running(["sm1"])["sm1"].get("opensm.conf", "")
 
 
 def test_hostkey_changed_is_refused_unless_insecure(lab: Any, roce: Any) -> None:

@@ -8,14 +8,13 @@ imported below so registering a rule is all it takes to ship one.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fabriccfg.inventory.findings import Finding, Severity
+from fabriccfg.inventory.findings import Finding, Severity, one_per_profile
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.load import Source
@@ -99,11 +98,4 @@ def _collapse_profile_findings(findings: list[Finding], src: Source) -> list[Fin
             groups.setdefault((f.rule, f.line, f.col), []).append(f)
         else:
             out.append(f)
-    for same in groups.values():
-        first = same[0]
-        if len(same) > 1:
-            first = dataclasses.replace(
-                first, message=f"{first.message} (and {len(same) - 1} more devices using the same profile)"
-            )
-        out.append(first)
-    return out
+    return out + one_per_profile(groups.values())

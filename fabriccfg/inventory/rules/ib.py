@@ -45,6 +45,12 @@ def _ib(fabric: Fabric) -> IbIntent | None:
     return fabric.ib if fabric.fabric.technology == "infiniband" else None
 
 
+def _sharp(fabric: Fabric) -> IbIntent | None:
+    """The IB intent when SHARP is on, else None (the SHARP rules do not apply)."""
+    ib = _ib(fabric)
+    return ib if ib is not None and ib.sharp.enabled else None
+
+
 def _can_run_sm(dev: Device) -> tuple[bool, bool]:
     """(can run OpenSM, is an embedded switch SM), from the platform's facts."""
     try:
@@ -140,8 +146,8 @@ def sm_standby(fabric: Fabric) -> Iterator[Issue]:
 
 @rule("sharp-needs-host-sm", "error", "SHARP needs a host SM: the MLNX-OS embedded SM cannot run it")
 def sharp_needs_host_sm(fabric: Fabric) -> Iterator[Issue]:
-    ib = _ib(fabric)
-    if ib is None or not ib.sharp.enabled:
+    ib = _sharp(fabric)
+    if ib is None:
         return
     for k, sm in enumerate(ib.subnet_managers):
         dev = fabric.devices.get(sm.device)
@@ -157,8 +163,8 @@ def sharp_needs_host_sm(fabric: Fabric) -> Iterator[Issue]:
     "sharp-needs-mlnx", "error", "SHARP needs the MLNX OpenSM flavour (sharp_enabled is not an upstream key)"
 )
 def sharp_needs_mlnx(fabric: Fabric) -> Iterator[Issue]:
-    ib = _ib(fabric)
-    if ib is not None and ib.sharp.enabled and ib.opensm_flavour != "mlnx":
+    ib = _sharp(fabric)
+    if ib is not None and ib.opensm_flavour != "mlnx":
         yield Issue(
             "SHARP is on but opensm_flavour is 'upstream', which ignores sharp_enabled; use 'mlnx'",
             ("ib", "opensm_flavour"),
@@ -167,8 +173,8 @@ def sharp_needs_mlnx(fabric: Fabric) -> Iterator[Issue]:
 
 @rule("sharp-routing-engine", "error", "SHARP trees need an updn/ftree-family routing engine")
 def sharp_routing_engine(fabric: Fabric) -> Iterator[Issue]:
-    ib = _ib(fabric)
-    if ib is None or not ib.sharp.enabled:
+    ib = _sharp(fabric)
+    if ib is None:
         return
     for k, engine in enumerate(ib.routing_engines):
         if engine not in SHARP_ENGINES:
@@ -189,8 +195,8 @@ def _default_partitions(ib: IbIntent) -> Iterator[tuple[int, Partition]]:
     "sharp-ipoib", "error", "With SHARP on, the Default partition has IPoIB (results travel by UD multicast)"
 )
 def sharp_ipoib(fabric: Fabric) -> Iterator[Issue]:
-    ib = _ib(fabric)
-    if ib is None or not ib.sharp.enabled:
+    ib = _sharp(fabric)
+    if ib is None:
         return
     for k, part in _default_partitions(ib):
         if not part.ipoib:
@@ -206,8 +212,8 @@ def sharp_ipoib(fabric: Fabric) -> Iterator[Issue]:
     "With SHARP on, the aggregation manager runs on a management host (the master SM's)",
 )
 def sharp_am_host(fabric: Fabric) -> Iterator[Issue]:
-    ib = _ib(fabric)
-    if ib is None or not ib.sharp.enabled:
+    ib = _sharp(fabric)
+    if ib is None:
         return
     am = ib.sharp.am_host
     if am is None:

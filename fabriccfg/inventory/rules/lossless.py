@@ -20,11 +20,12 @@ from fabriccfg.inventory.derive import (
 from fabriccfg.inventory.rules import Issue, rule
 
 if TYPE_CHECKING:
-    from fabriccfg.inventory.models import Fabric
+    from fabriccfg.inventory.models import Fabric, RoceQos
 
 
-def _roce(fabric: Fabric) -> bool:
-    return fabric.fabric.technology == "roce" and fabric.roce is not None
+def _roce(fabric: Fabric) -> RoceQos | None:
+    """The RoCE intent of a RoCE fabric, else None (the rules here do not apply)."""
+    return fabric.roce if fabric.fabric.technology == "roce" else None
 
 
 @rule(
@@ -33,9 +34,9 @@ def _roce(fabric: Fabric) -> bool:
     "Every switch and host NIC maps the RoCE DSCP to the same priority and pauses it (PFC)",
 )
 def lossless_mismatch(fabric: Fabric) -> Iterator[Issue]:
-    if not _roce(fabric) or fabric.roce is None:
+    roce = _roce(fabric)
+    if roce is None:
         return
-    roce = fabric.roce
     lossless = roce.mode == "lossless"
     for i, sw in enumerate(fabric.switches):
         if sw.qos is None:
@@ -90,9 +91,9 @@ def lossless_mismatch(fabric: Fabric) -> Iterator[Issue]:
     "CNP DSCP/priority agree between NICs and switches and differ from the RoCE class",
 )
 def cnp_mismatch(fabric: Fabric) -> Iterator[Issue]:
-    if not _roce(fabric) or fabric.roce is None:
+    roce = _roce(fabric)
+    if roce is None:
         return
-    roce = fabric.roce
     if roce.cnp_priority == roce.roce_priority:
         yield Issue(
             f"CNPs share priority {roce.cnp_priority} with RoCE data: they queue behind the congestion they "
@@ -139,7 +140,7 @@ def cnp_mismatch(fabric: Fabric) -> Iterator[Issue]:
 
 @rule("ecn-disabled", "error", "ECN marking is on for the RoCE traffic class on every switch")
 def ecn_disabled(fabric: Fabric) -> Iterator[Issue]:
-    if not _roce(fabric):
+    if _roce(fabric) is None:
         return
     for i, sw in enumerate(fabric.switches):
         if sw.qos is not None and sw.qos.ecn_enabled is False:
@@ -152,11 +153,12 @@ def ecn_disabled(fabric: Fabric) -> Iterator[Issue]:
 
 @rule("host-mtu", "error", f"Host MTU >= {ROCE_PATH_MTU_HOST_MIN} so RoCE can use a 4096-byte path MTU")
 def host_mtu(fabric: Fabric) -> Iterator[Issue]:
-    if not _roce(fabric) or fabric.roce is None:
+    roce = _roce(fabric)
+    if roce is None:
         return
-    if fabric.roce.host_mtu < ROCE_PATH_MTU_HOST_MIN:
+    if roce.host_mtu < ROCE_PATH_MTU_HOST_MIN:
         yield Issue(
-            f"host MTU {fabric.roce.host_mtu} limits the RoCE path MTU below 4096; use at least "
+            f"host MTU {roce.host_mtu} limits the RoCE path MTU below 4096; use at least "
             f"{ROCE_PATH_MTU_HOST_MIN} (or 9000)",
             ("roce", "host_mtu"),
         )
@@ -172,9 +174,9 @@ def host_mtu(fabric: Fabric) -> Iterator[Issue]:
 
 @rule("switch-mtu", "error", f"Switch MTU >= host MTU + {ETH_OVERHEAD_BYTES} bytes of Ethernet headers")
 def switch_mtu(fabric: Fabric) -> Iterator[Issue]:
-    if not _roce(fabric) or fabric.roce is None:
+    roce = _roce(fabric)
+    if roce is None:
         return
-    roce = fabric.roce
     if roce.switch_mtu < roce.host_mtu + ETH_OVERHEAD_BYTES:
         yield Issue(
             f"switch MTU {roce.switch_mtu} cannot carry host frames of MTU {roce.host_mtu} plus "

@@ -236,12 +236,9 @@ class NvueSession(ShellSession):
                 return f"rev_id: {self.dev.extra.get('rev', 1)}\n", 0
             return f"Error: unknown command 'nv config {sub}'\n", 1
         if args[0] == "show":
-            tel = self.dev.telemetry
-            if tel is not None:
-                res = tel(" ".join(argv))
-                if res is not None:
-                    out, status = res
-                    return (out if out.endswith("\n") or not out else out + "\n"), status
+            res = self.telemetry_result(" ".join(argv))
+            if res is not None:
+                return res
             return f"Error: The requested item does not exist: {' '.join(args[1:])}\n", 1
         return f"Error: unknown command '{args[0]}'\n", 1
 
@@ -267,3 +264,19 @@ class NvueProfile(ShellProfile):
 
 
 PROFILE = NvueProfile()
+
+
+# --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
+from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
+from fabriccfg.mock import mibs as _m  # noqa: E402
+
+SNMP_AGENT = _m.Agent(
+    mibs=(_m.SNMPV2, _m.IF_MIB, _m.PFC_MIB, _m.MLNX_QOS, _m.LLDP_MIB),
+    sys_descr="Cumulus Linux 5.9.1 (Linux Kernel 6.1.0-cl-1-amd64)",
+    sys_object_id=(1, 3, 6, 1, 4, 1, 40310),
+)
+SHOW_COMMANDS = (
+    (re.compile(rf"^nv show interface {_ct.PORT} qos roce counters$"),
+     _ct.with_port(_ct.nvue_qos_roce_counters)),
+    (re.compile(rf"^nv show interface {_ct.PORT} qos pfc-watchdog$"), _ct.with_port(_ct.nvue_pfc_watchdog)),
+)

@@ -12,8 +12,8 @@ import re
 import time
 from dataclasses import dataclass
 
-from fabriccfg.mock.confmode import ConfigEditor, ConfNode, Grammar, Mode, Rule
-from fabriccfg.mock.ssh import CliProfile, CliSession, DeviceState, call_later
+from fabriccfg.mock.confmode import ConfNode, Grammar, ModalProfile, ModalSession, Mode, Rule
+from fabriccfg.mock.ssh import DeviceState, call_later
 
 _UNIT = r"(?:segments|bytes|kbytes|mbytes|milliseconds|microseconds)"
 _LIST = r"[\d,\- ]+?"
@@ -93,13 +93,13 @@ def _short(label: str) -> str:
     return re.sub(r"Ethernet", "Et", label)
 
 
-class EosSession(CliSession):
+class EosSession(ModalSession):
     error_format = "% Invalid input (at token 0: '{word}')"
+    grammar = GRAMMAR
 
     def __init__(self, dev: DeviceState) -> None:
         super().__init__(dev)
         self.level = 0
-        self.editor: ConfigEditor | None = None
         self.session: ConfigSession | None = None
 
     @property
@@ -227,12 +227,7 @@ class EosSession(CliSession):
         if cmd == "show version":
             return (f"Arista DCS-7060X5-64\nSoftware image version: {VERSION}\n"
                     f"Uptime: {int(time.time() - self.dev.started)} seconds\n")
-        tel = self.dev.telemetry
-        if tel is not None:
-            res = tel(cmd)
-            if res is not None:
-                return str(res[0])
-        return self.error(cmd[5:] if cmd.startswith("show ") else cmd)
+        return self.show_telemetry(cmd, cmd[5:] if cmd.startswith("show ") else cmd)
 
     def exec_enable(self, cmd: str, words: list[str]) -> str:
         if cmd in ("exit", "logout", "quit"):
@@ -243,7 +238,7 @@ class EosSession(CliSession):
             return ""
         if cmd in ("configure", "configure terminal", "config", "conf t"):
             self.level = 2
-            self.editor = ConfigEditor(GRAMMAR, self.dev.running)
+            self.enter_config()
             return ""
         if words[:2] == ["configure", "session"] and len(words) >= 3:
             name = words[2]
@@ -264,7 +259,7 @@ class EosSession(CliSession):
                 s = self.sessions[name] = ConfigSession(name, self.dev.running.copy())
             self.level = 2
             self.session = s
-            self.editor = ConfigEditor(GRAMMAR, s.tree)
+            self.enter_config(s.tree)
             return ""
         if words[:3] == ["no", "configure", "session"] and len(words) == 4:
             s = self.sessions.get(words[3])
@@ -309,26 +304,34 @@ class EosSession(CliSession):
                 return "% Cannot modify a session with a pending commit timer"
         elif cmd in ("commit", "abort") or cmd.startswith("commit "):
             return self.error(cmd)
-        err = self.config_gate(cmd)
-        if err is not None:
-            return err
-        result = self.editor.apply(cmd)
-        if result == "invalid":
-            return self.error(cmd)
-        self.config_applied()
-        return ""
+        return self.apply_config(cmd)
 
 
-class EosProfile(CliProfile):
+class EosProfile(ModalProfile):
     name = "eos"
     session_class = EosSession
+    grammar = GRAMMAR
 
     def init_state(self, dev: DeviceState) -> None:
-        root = ConfNode()
-        ConfigEditor(GRAMMAR, root).apply(f"hostname {dev.name}")
-        dev.running = root
-        dev.saved = root.copy()
+        super().init_state(dev)
         dev.extra["sessions"] = {}
 
 
 PROFILE = EosProfile()
+
+
+# --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
+from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
+from fabriccfg.mock import mibs as _m  # noqa: E402
+
+SNMP_AGENT = _m.Agent(
+    mibs=(_m.SNMPV2, _m.IF_MIB, _m.PFC_MIB, _m.ARISTA_QUEUE, _m.LLDP_MIB),
+    sys_descr="Arista Networks EOS version 4.31.2F running on an Arista Networks DCS-7060X5-64",
+    sys_object_id=(1, 3, 6, 1, 4, 1, 30065, 1, 3011, 7060, 3282, 6400),
+)
+SHOW_COMMANDS = (
+    (re.compile(rf"^show interfaces?(?: {_ct.PORT})? counters ecn$", re.IGNORECASE),
+     _ct.opt_port(_ct.eos_counters_ecn)),
+    (re.compile(r"^show priority-flow-control counters(?: detail)?$"), _ct.no_args(_ct.eos_pfc_counters)),
+    (re.compile(r"^show priority-flow-control counters watchdog$"), _ct.no_args(_ct.eos_pfc_watchdog)),
+)

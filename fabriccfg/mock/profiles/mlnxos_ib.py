@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import time
 
-from fabriccfg.mock.confmode import ConfigEditor, ConfNode, Grammar, Mode, Rule
-from fabriccfg.mock.ssh import CliProfile, CliSession, DeviceState
+from fabriccfg.mock.confmode import ConfNode, Grammar, ModalProfile, ModalSession, Mode, Rule
+from fabriccfg.mock.ssh import DeviceState
 
 _F = r"(?: force)?"
 _PORT = r"1/\d+(?:/\d+)?"
@@ -57,20 +57,13 @@ GRAMMAR = Grammar([CONFIG, IB_IF])
 RELEASE = "3.11.2016"
 
 
-def _baseline(name: str) -> ConfNode:
-    root = ConfNode()
-    ed = ConfigEditor(GRAMMAR, root)
-    ed.apply(f"hostname {name}")
-    return root
-
-
-class MlnxosSession(CliSession):
+class MlnxosSession(ModalSession):
     error_format = '% Unrecognized command "{line}".\nType "?" for help.'
+    grammar = GRAMMAR
 
     def __init__(self, dev: DeviceState) -> None:
         super().__init__(dev)
         self.level = 0  # 0 exec, 1 enable, 2 config
-        self.editor: ConfigEditor | None = None
 
     @property
     def files(self) -> dict[str, ConfNode]:
@@ -99,7 +92,7 @@ class MlnxosSession(CliSession):
         self.dev.saved = self.files[name]
         self.dev.running = self.files[name].copy()
         if self.editor is not None:
-            self.editor = ConfigEditor(GRAMMAR, self.dev.running)
+            self.enter_config()
 
     def show_running(self) -> str:
         lines = [
@@ -144,12 +137,7 @@ class MlnxosSession(CliSession):
         if cmd in ("show ib sm", "show ib sm status"):
             return "enable\n" if "ib sm" in self.dev.running.children else "disable\n"
         if words[0] == "show":
-            tel = self.dev.telemetry
-            if tel is not None:
-                res = tel(cmd)
-                if res is not None:
-                    return str(res[0])
-            return self.error(cmd)
+            return self.show_telemetry(cmd)
         if self.level == 0:
             if cmd == "enable":
                 self.level = 1
@@ -160,7 +148,7 @@ class MlnxosSession(CliSession):
             return ""
         if cmd in ("config term", "configure terminal", "config terminal", "configure term"):
             self.level = 2
-            self.editor = ConfigEditor(GRAMMAR, self.dev.running)
+            self.enter_config()
             return ""
         if cmd in ("configuration write", "write memory"):
             self._save_to(self.dev.extra["active"])
@@ -189,26 +177,30 @@ class MlnxosSession(CliSession):
                 self.level = 1
                 self.editor = None
                 return ""
-            err = self.config_gate(cmd)
-            if err is not None:
-                return err
-            result = self.editor.apply(cmd)
-            if result == "invalid":
-                return self.error(cmd)
-            self.config_applied()
-            return ""
+            return self.apply_config(cmd)
         return self.error(cmd)
 
 
-class MlnxosProfile(CliProfile):
+class MlnxosProfile(ModalProfile):
     name = "mlnxos-ib"
     session_class = MlnxosSession
+    grammar = GRAMMAR
 
     def init_state(self, dev: DeviceState) -> None:
-        dev.running = _baseline(dev.name)
-        dev.extra["files"] = {"initial": dev.running.copy()}
+        super().init_state(dev)
+        dev.extra["files"] = {"initial": dev.saved}
         dev.extra["active"] = "initial"
-        dev.saved = dev.extra["files"]["initial"]
 
 
 PROFILE = MlnxosProfile()
+
+
+# --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
+from fabriccfg.mock import mibs as _m  # noqa: E402
+
+# No LLDP on InfiniBand; MELLANOX-IF-VPI-MIB carries XmitWait, SymbolError, port states and GUIDs.
+SNMP_AGENT = _m.Agent(
+    mibs=(_m.SNMPV2, _m.IF_MIB, _m.MLNX_VPI),
+    sys_descr="MLNX-OS, MQM8700, 3.10.4606",
+    sys_object_id=(1, 3, 6, 1, 4, 1, 33049, 1, 1, 1, 8700),
+)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from fabriccfg.mock.confmode import ConfigEditor, ConfNode, Grammar, Mode, Rule
-from fabriccfg.mock.ssh import CliProfile, CliSession, DeviceState
+from fabriccfg.mock.confmode import ConfNode, Grammar, ModalProfile, ModalSession, Mode, Rule
+from fabriccfg.mock.ssh import DeviceState
 
 _LIST = r"[\d,\- ]+?"
 
@@ -83,12 +83,9 @@ GRAMMAR = Grammar([CONFIG, IF, PMAP_NQOS, PMAP_C_NQOS, CMAP_QOS, CMAP_OTHER, PMA
 VERSION = "10.3(4a)"
 
 
-class NxosSession(CliSession):
+class NxosSession(ModalSession):
     error_format = "                  ^\n% Invalid command at '^' marker."
-
-    def __init__(self, dev: DeviceState) -> None:
-        super().__init__(dev)
-        self.editor: ConfigEditor | None = None
+    grammar = GRAMMAR
 
     @property
     def checkpoints(self) -> dict[str, ConfNode]:
@@ -129,14 +126,7 @@ class NxosSession(CliSession):
             if not self.editor.exit():
                 self.editor = None
             return ""
-        err = self.config_gate(cmd)
-        if err is not None:
-            return err
-        result = self.editor.apply(cmd)
-        if result == "invalid":
-            return self.error(cmd)
-        self.config_applied()
-        return ""
+        return self.apply_config(cmd)
 
     def show(self, cmd: str) -> str:
         if cmd in ("show running-config", "show running-config all"):
@@ -151,12 +141,7 @@ class NxosSession(CliSession):
         if cmd == "show version":
             return (f"Cisco Nexus Operating System (NX-OS) Software\n  NXOS: version {VERSION}\n"
                     "  cisco Nexus9000 N9364D-GX2A Chassis\n")
-        tel = self.dev.telemetry
-        if tel is not None:
-            res = tel(cmd)
-            if res is not None:
-                return str(res[0])
-        return self.error(cmd)
+        return self.show_telemetry(cmd)
 
     def exec_enable(self, cmd: str, words: list[str]) -> str:
         if cmd in ("exit", "logout", "quit"):
@@ -165,7 +150,7 @@ class NxosSession(CliSession):
         if cmd in ("enable",):
             return ""
         if cmd in ("configure terminal", "configure", "config t", "conf t"):
-            self.editor = ConfigEditor(GRAMMAR, self.dev.running)
+            self.enter_config()
             return "Enter configuration commands, one per line. End with CNTL/Z."
         if words[0] == "checkpoint" and len(words) == 2:
             if words[1] in self.checkpoints:
@@ -194,16 +179,34 @@ class NxosSession(CliSession):
         return self.error(cmd)
 
 
-class NxosProfile(CliProfile):
+class NxosProfile(ModalProfile):
     name = "nxos"
     session_class = NxosSession
+    grammar = GRAMMAR
 
     def init_state(self, dev: DeviceState) -> None:
-        root = ConfNode()
-        ConfigEditor(GRAMMAR, root).apply(f"hostname {dev.name}")
-        dev.running = root
-        dev.saved = root.copy()
+        super().init_state(dev)
         dev.extra["checkpoints"] = {}
 
 
 PROFILE = NxosProfile()
+
+
+# --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
+import re as _re  # noqa: E402
+
+from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
+from fabriccfg.mock import mibs as _m  # noqa: E402
+
+# The standard MIBs only (documented choice): NX-OS per-queue counters come from show queuing.
+SNMP_AGENT = _m.Agent(
+    mibs=(_m.SNMPV2, _m.IF_MIB, _m.PFC_MIB, _m.LLDP_MIB),
+    sys_descr="Cisco NX-OS(tm) n9000, Software (NXOS 64-bit), Version 10.4(2), RELEASE SOFTWARE",
+    sys_object_id=(1, 3, 6, 1, 4, 1, 9, 12, 3, 1, 3, 2238),
+)
+SHOW_COMMANDS = (
+    (_re.compile(rf"^show queuing interface {_ct.PORT}$", _re.IGNORECASE),
+     _ct.with_port(_ct.nxos_queuing_interface)),
+    (_re.compile(rf"^show queuing pfc-queue interface {_ct.PORT}(?: detail)?$", _re.IGNORECASE),
+     _ct.with_port(_ct.nxos_pfc_queue_detail)),
+)

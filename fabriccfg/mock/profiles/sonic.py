@@ -217,12 +217,9 @@ class SonicSession(ShellSession):
             return json.dumps(self.dev.running, indent=4, sort_keys=True) + "\n", 0
         if args[:1] == ["version"]:
             return "SONiC Software Version: SONiC.202305\nPlatform: x86_64-mlnx_msn5600-r0\n", 0
-        tel = self.dev.telemetry
-        if tel is not None:
-            res = tel(" ".join(argv))
-            if res is not None:
-                out, status = res
-                return (out if out.endswith("\n") or not out else out + "\n"), status
+        res = self.telemetry_result(" ".join(argv))
+        if res is not None:
+            return res
         return f"Usage: show [OPTIONS] COMMAND [ARGS]...\nError: No such command \"{' '.join(args)}\".\n", 2
 
 
@@ -258,3 +255,20 @@ class SonicProfile(ShellProfile):
 
 
 PROFILE = SonicProfile()
+
+
+# --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
+from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
+from fabriccfg.mock import mibs as _m  # noqa: E402
+
+SNMP_AGENT = _m.Agent(
+    mibs=(_m.SNMPV2, _m.IF_MIB, _m.PFC_MIB, _m.MLNX_QOS, _m.LLDP_MIB),
+    sys_descr="SONiC Software Version: SONiC.202305 - HwSku: Mellanox-SN5600 - Distribution: Debian 11",
+    sys_object_id=(1, 3, 6, 1, 4, 1, 8072, 3, 2, 10),
+)
+SHOW_COMMANDS = (
+    (re.compile(rf"^show queue counters(?: {_ct.PORT})?$"), _ct.opt_port(_ct.sonic_queue_counters)),
+    (re.compile(rf"^show queue wredcounters(?: {_ct.PORT})?$"), _ct.opt_port(_ct.sonic_wred_counters)),
+    (re.compile(r"^show pfc counters$"), _ct.no_args(_ct.sonic_pfc_counters)),
+    (re.compile(r"^(?:pfcwd show stats|show pfcwd stats?)$"), _ct.no_args(_ct.sonic_pfcwd_stats)),
+)

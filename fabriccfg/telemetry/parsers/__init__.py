@@ -1,5 +1,7 @@
 """Parsers for CLI telemetry, one module per tool; each has ``parse(text)`` (structured, tested against
-fixtures) and ``samples(...)`` (the :class:`~fabriccfg.telemetry.model.Sample` view)."""
+fixtures) and ``samples(...)`` (the :class:`~fabriccfg.telemetry.model.Sample` view).
+
+Importing the package imports every parser module, so ``parsers.<tool>`` is always there."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from fabriccfg.telemetry.parsers import (
     perfquery,
     sminfo,
     sonic,
+    systemctl,
 )
 
 PARSERS: dict[str, Callable[[str], Any]] = {
@@ -24,6 +27,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "ibnetdiscover": ibnetdiscover.parse,
     "sminfo": sminfo.parse,
     "ethtool": ethtool.parse,
+    "systemctl": systemctl.parse,
     "eos_ecn": eos.parse_ecn,
     "eos_pfc": eos.parse_pfc,
     "eos_pfcwd": eos.parse_watchdog,

@@ -1,29 +1,51 @@
-"""Linux hosts (OpenSM/SHARP host, ConnectX GPU node): upload files with backups, pre-check, restart, check.
+"""Whole-file transactions for Linux hosts: upload with backups, pre-check, install, restart, check.
+
+Generic machinery only; a platform module (``fabriccfg.platforms.opensm_host``, ``.connectx_host``)
+subclasses :class:`FilesTransaction` and declares its specifics as data: which files are pre-checked
+and how (:class:`Precheck`), which service reads which file, which files are scripts to run.
 
 Steps: every changed file is uploaded next to its target as ``FILE.<tag>.new`` (base64 over the
-shell, checksum checked), pre-checked where the platform has a checker (OpenSM parses its config),
-then all are moved into place together, the affected services restarted (or scripts run) and checked
-to be running. The old files are kept as ``FILE.<tag>.bak`` until confirm; rollback moves them back
-and restarts again. Work happens in a root shell (``sudo -s``, netmiko's enable on Linux).
+shell, checksum checked), pre-checked where the platform has a checker, then all are moved into
+place together, the affected services restarted (or scripts run) and checked to be running. The old
+files are kept as ``FILE.<tag>.bak`` until confirm; rollback moves them back and restarts again.
+Work happens in a root shell (``sudo -s``, netmiko's enable on Linux). Install paths come from the
+platform's ``RENDER.install_paths`` (``default_dir/NAME`` otherwise).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from fabriccfg import platforms
-from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError, read_file, upload
+from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError, first_error_line, read_file, upload
+
+
+@dataclass(frozen=True)
+class Precheck:
+    """A checker run on the uploaded ``FILE.<tag>.new`` before anything is installed.
+
+    ``command``: ``{path}`` is the new file, ``{tag}`` the transaction tag; a non-zero exit fails.
+    ``fails``: a regex for output lines that mean failure even when the checker exits 0 (OpenSM
+    prints ``Unrecognized token`` and carries on).
+    """
+
+    command: str
+    fails: str | None = None
+
 
 RC = "FCRC="
 
 
-class LinuxFilesTransaction(CliTransaction):
+class FilesTransaction(CliTransaction):
+    """Whole files on a Linux host; subclasses declare ``prechecks``, ``services`` and ``run_scripts``."""
+
     error_pattern: ClassVar[str] = r"command not found|Permission denied"
     default_dir: ClassVar[str] = "/etc/fabriccfg"
-    prechecks: ClassVar[Mapping[str, str]] = {}
-    """File name -> a command (``{path}``: the new file, ``{tag}``) that exits non-zero on a bad file."""
+    prechecks: ClassVar[Mapping[str, Precheck]] = {}
+    """File name -> how to check a new version of it before it replaces the old one."""
     services: ClassVar[Mapping[str, str]] = {}
     """File name -> the systemd service that reads it (restarted when the file changes)."""
     run_scripts: ClassVar[Sequence[str]] = ()
@@ -80,7 +102,7 @@ class LinuxFilesTransaction(CliTransaction):
         if copies:
             code, out = self.status(conn, " && ".join(copies))
             if code:
-                raise TxError(f"backup copies failed: {_last(out)}")
+                raise TxError(f"backup copies failed: {last_line(out)}")
         self.backed = {n: self.exists[n] for n in running}
 
     def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
@@ -95,29 +117,35 @@ class LinuxFilesTransaction(CliTransaction):
             check = self.prechecks.get(name)
             if check:
                 self.ctx.step("pre-checking")
-                code, out = self.status(conn, check.format(path=f"{self.path(name)}.{self.ctx.tag}.new",
-                                                           tag=self.ctx.tag))
-                if code:
-                    raise TxError(f"pre-check of {name} failed: {_last(out)}")
+                self.precheck(conn, name, check)
         self.installed.extend(changed)
         moves = [f"mv {self.path(n)}.{self.ctx.tag}.new {self.path(n)}" for n in changed]
         code, out = self.status(conn, " && ".join(moves))
         if code:
-            raise TxError(f"installing the new files failed: {_last(out)}")
+            raise TxError(f"installing the new files failed: {last_line(out)}")
         self.uploaded = []
         self.ctx.step("restarting")
         self._activate(conn, changed)
+
+    def precheck(self, conn: Any, name: str, check: Precheck) -> None:
+        """Run ``check`` on the uploaded new version of ``name``; raise :class:`TxError` when it fails."""
+        code, out = self.status(conn, check.command.format(path=f"{self.path(name)}.{self.ctx.tag}.new",
+                                                           tag=self.ctx.tag))
+        if code:
+            raise TxError(f"pre-check of {name} failed: {last_line(out)}")
+        if check.fails is not None and re.search(check.fails, out, re.M):
+            raise TxError(f"pre-check of {name} failed: {first_error_line(out, check.fails)}")
 
     def _activate(self, conn: Any, names: Sequence[str]) -> None:
         for service in sorted({self.services[n] for n in names if n in self.services}):
             code, out = self.status(conn, f"systemctl restart {service}", timeout=self.long)
             if code:
-                raise TxError(f"systemctl restart {service} failed: {_last(out)}")
+                raise TxError(f"systemctl restart {service} failed: {last_line(out)}")
         for name in names:
             if name in self.run_scripts:
                 code, out = self.status(conn, f"bash {self.path(name)}", timeout=self.long)
                 if code:
-                    raise TxError(f"running {self.path(name)} failed (exit {code}): {_last(out)}")
+                    raise TxError(f"running {self.path(name)} failed (exit {code}): {last_line(out)}")
 
     def verify(self, conn: Any, intended: Mapping[str, str]) -> list[str]:
         problems = super().verify(conn, intended)
@@ -142,7 +170,7 @@ class LinuxFilesTransaction(CliTransaction):
         if steps:
             code, out = self.status(conn, " && ".join(steps))
             if code:
-                raise TxError(f"restoring the old files failed: {_last(out)}")
+                raise TxError(f"restoring the old files failed: {last_line(out)}")
         # restart what reads the restored files; re-run only scripts that existed before
         again = [n for n, had in self.backed.items() if n in self.services or (had and n in self.run_scripts)]
         self.backed = {}
@@ -160,47 +188,6 @@ class LinuxFilesTransaction(CliTransaction):
         self._cleanup_new(conn)
 
 
-def _last(out: str) -> str:
+def last_line(out: str) -> str:
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
     return lines[-1][:160] if lines else "no output"
-
-
-class OpensmHostTransaction(LinuxFilesTransaction):
-    """OpenSM (and SHARP AM): OpenSM must parse the new opensm.conf before it replaces the old one."""
-
-    prechecks: ClassVar[Mapping[str, str]] = {
-        "opensm.conf": "opensm -F {path} -c /tmp/{tag}.opensm-check.conf",
-        "sharp_am.cfg": "sharp_am -O {path} --check",
-    }
-    services: ClassVar[Mapping[str, str]] = {
-        "opensm.conf": "opensmd",
-        "partitions.conf": "opensmd",
-        "root_guids.conf": "opensmd",
-        "cn_guids.conf": "opensmd",
-        "node-name-map": "opensmd",
-        "sharp_am.cfg": "sharp_am",
-    }
-
-
-class ConnectxHostTransaction(LinuxFilesTransaction):
-    """A GPU node: install the NIC setup script and run it; verify by running the read-back script and
-    comparing its output with the rendered expectation (line by line, as the renderer intends)."""
-
-    run_scripts: ClassVar[Sequence[str]] = ("roce-setup.sh",)
-    readback: ClassVar[tuple[str, str]] = ("roce-readback.sh", "roce-expected.txt")
-
-    def verify(self, conn: Any, intended: Mapping[str, str]) -> list[str]:
-        problems = super().verify(conn, intended)
-        script, expected = self.readback
-        if problems or script not in intended or expected not in intended:
-            return problems
-        code, out = self.status(conn, f"bash {self.path(script)}", timeout=self.long)
-        if code:
-            return [f"{script} failed (exit {code}): {_last(out)}"]
-        want = {ln.strip() for ln in intended[expected].splitlines() if ln.strip()}
-        have = {ln.strip() for ln in out.splitlines() if ln.strip()}
-        missing = sorted(want - have)
-        if missing:
-            problems.append(f"live NIC settings differ from intent in {len(missing)} value(s), "
-                            f"first: {missing[0]}")
-        return problems

@@ -1,1 +1,0 @@
-"""The platform transactions (each platform module binds its class as ``TRANSACTION``)."""
