@@ -12,9 +12,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from fabriccfg.inventory.types import Address, Dscp, Guid, Name, Percent, Priority, SafeText, SecretRef, Speed
+from fabriccfg.inventory.types import (
+    Address,
+    Dscp,
+    GpuHostPlatform,
+    Guid,
+    Name,
+    Percent,
+    Priority,
+    SafeText,
+    SecretRef,
+    SmHostPlatform,
+    Speed,
+    SwitchPlatform,
+)
 
-SwitchPlatform = Literal["mlnxos-ib", "unmanaged-ib", "cumulus-nvue", "sonic", "eos", "nxos"]
 Role = Literal["leaf", "spine", "core"]
 
 
@@ -130,7 +142,7 @@ class Nic(Model):
 
 class Host(Model):
     name: Name
-    platform: Literal["connectx-host"] = "connectx-host"
+    platform: GpuHostPlatform = "connectx-host"
     mgmt: Address | None = None
     role: Literal["gpu"] = "gpu"
     nics: list[Nic] = Field(min_length=1)
@@ -145,7 +157,7 @@ class ManagementHost(Model):
     """A Linux host that runs OpenSM and/or the SHARP aggregation manager."""
 
     name: Name
-    platform: Literal["opensm-host"] = "opensm-host"
+    platform: SmHostPlatform = "opensm-host"
     mgmt: Address | None = None
     role: Literal["sm"] = "sm"
     hca: Name = Field("mlx5_0", description="HCA cabled into the fabric")

@@ -124,3 +124,43 @@ def _parse_address(value: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
 
 Address = Annotated[ipaddress.IPv4Address | ipaddress.IPv6Address, BeforeValidator(_parse_address)]
 """A management address."""
+
+
+def _platform_of_kind(kind: str) -> Any:
+    """A validator accepting registered platforms of one kind ("switch", "gpu-host", "sm-host").
+
+    The list comes from the platform registry (built-ins + entry points), so adding a platform needs
+    no change here.
+    """
+
+    def check(value: str) -> str:
+        from fabriccfg import platforms
+
+        known = [n for n in platforms.names() if platforms.info(n).kind == kind]
+        if value not in known:
+            import difflib
+
+            close = difflib.get_close_matches(value, known, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise PydanticCustomError(
+                "invalid-value", "'{value}' is not a {kind} platform (known: {known}){hint}",
+                {"value": value, "kind": kind, "known": ", ".join(known), "hint": hint},
+            )
+        return value
+
+    return check
+
+
+def _platform_schema(kind: str) -> dict[str, Any]:
+    from fabriccfg import platforms
+
+    return {"enum": [n for n in platforms.names() if platforms.info(n).kind == kind]}
+
+
+SwitchPlatform = Annotated[str, AfterValidator(_platform_of_kind("switch")),
+                           Field(json_schema_extra=lambda s: s.update(_platform_schema("switch")))]
+GpuHostPlatform = Annotated[str, AfterValidator(_platform_of_kind("gpu-host")),
+                            Field(json_schema_extra=lambda s: s.update(_platform_schema("gpu-host")))]
+SmHostPlatform = Annotated[str, AfterValidator(_platform_of_kind("sm-host")),
+                           Field(json_schema_extra=lambda s: s.update(_platform_schema("sm-host")))]
+"""Platform names checked against the registry (one kind each)."""
