@@ -15,7 +15,8 @@ from fabriccfg import platforms
 
 PKG = Path(fabriccfg.__file__).parent
 ALLOWED = {
-    "inventory/models.py": "default platforms of GPU hosts and SM hosts (allowed names come from the registry)",
+    "inventory/models.py": "default platforms of GPU hosts and SM hosts "
+                           "(allowed names come from the registry)",
     "inventory/gen.py": "the fat-tree generator's example hardware per RoCE platform (model, ASIC, ports)",
 }
 """Files outside platforms/ and mock/profiles/ that may spell a platform name, and why."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -412,10 +411,9 @@ def assumptions(
 
 
 def _console() -> Console:
-    from rich.console import Console
+    from fabriccfg.commands._console import console
 
-    width = shutil.get_terminal_size((150, 40)).columns
-    return Console(width=max(width, 120), soft_wrap=False)
+    return console(min_width=120)  # the estimate table has 11 columns
 
 
 def _money(v: float | None) -> str:

@@ -187,12 +187,19 @@ def lab_step(inventory: str) -> DemoStep:
 
 
 def _say_diff(demo: Demo, report: RunReport) -> int:
-    """Print one line per device; return how many targets differ or could not be read."""
+    """One line per target device (the others in one line); return how many differ or could not be read."""
+    from rich.markup import escape
+
+    from fabriccfg.push.display import not_targets_line
+
     bad = 0
+    folded = not_targets_line(report.devices)
+    if folded:
+        demo.say(f"  [magenta]{escape(folded)}[/]")
     for d in report.devices:
         if not d.target:
-            demo.say(f"  {d.name:<12} [magenta]skipped[/]  {d.reason}")
-        elif d.state == "failed":
+            continue
+        if d.state == "failed":
             bad += 1
             demo.say(f"  {d.name:<12} [red]unreachable[/]  {d.reason}")
         elif d.changed:
@@ -226,9 +233,9 @@ started by a step stay up until every step has run."""
 
 
 def run_demo(console: Console | None = None, *, keep: bool = False, workdir: Path | None = None) -> int:
-    from rich.console import Console as RichConsole
+    from fabriccfg.commands._console import console as make_console
 
-    console = console or RichConsole()
+    console = console or make_console()
     tmp = workdir or Path(tempfile.mkdtemp(prefix="fabriccfg-demo-"))
     demo = Demo(console=console, workdir=tmp)
     console.print(f"[bold]fabriccfg demo[/]: intent -> render -> diff -> guarded push -> diff, on mock "

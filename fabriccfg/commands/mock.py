@@ -32,9 +32,9 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _table(endpoints_file: Path, start_seconds: float | None, faults: dict[str, list[str]]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from fabriccfg.commands._console import console as make_console
     from fabriccfg.targets import load_endpoints
 
     eps = load_endpoints(endpoints_file)
@@ -45,7 +45,7 @@ def _table(endpoints_file: Path, start_seconds: float | None, faults: dict[str, 
     for ep in eps.values():
         table.add_row(ep.name, ep.platform, ep.device_type or "-", f"{ep.host}:{ep.ssh_port}",
                       str(ep.snmp_port) if ep.snmp_port else "-", ", ".join(faults.get(ep.name, [])) or "-")
-    console = Console()
+    console = make_console()
     console.print(table)
     console.print(f"endpoints: {endpoints_file}  known_hosts: "
                   f"{endpoints_file.with_name(endpoints_file.stem + '.known_hosts')}")

@@ -58,14 +58,13 @@ def plan(fabric: Fabric, inventory: Path, endpoints: Path | None, *, devices: li
 
 
 def make_display(fmt: OutputFormat, verb: str) -> Display:
-    from rich.console import Console
-
+    from fabriccfg.commands._console import console, is_tty
     from fabriccfg.push.display import PlainDisplay, RichDisplay
 
     if fmt is OutputFormat.json:
         return PlainDisplay(sys.stderr, verb)
-    if sys.stdout.isatty():
-        return RichDisplay(Console(), verb)
+    if is_tty(sys.stdout):
+        return RichDisplay(console(), verb)
     return PlainDisplay(sys.stdout, verb)
 
 
@@ -90,8 +89,7 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
              insecure_host_keys: bool = False, fmt: OutputFormat = OutputFormat.table,
              run_dir: Path = Path("runs"), templates: Path | None = None) -> int:
     """The whole ``fabriccfg push`` command; returns the exit code."""
-    from rich.console import Console
-
+    from fabriccfg.commands._console import console as make_console
     from fabriccfg.push import api
     from fabriccfg.push.display import final_table
     from fabriccfg.push.runner import RunnerOptions
@@ -109,7 +107,7 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
         _insecure_warning()
     runner = RunnerOptions(workers=workers, batch=batch, canary=canary, max_failures=max_failures,
                            timeout=timeout if timeout and timeout > 0 else None)
-    console = Console(stderr=fmt is OutputFormat.json)
+    console = make_console(stderr=fmt is OutputFormat.json)
     if not yes and not dry_run:
         if sys.stdin.isatty() and sys.stdout.isatty():
             preview = api.live_diff(fabric, jobs, inventory=str(inventory), run_base=run_dir, runner=runner,

@@ -176,7 +176,7 @@ def register(app: typer.Typer) -> None:
         templates: TemplatesOpt = None,
     ) -> None:
         """Render every device's configuration from the inventory (deterministic, atomic writes)."""
-        from rich.console import Console
+        from fabriccfg.commands._console import console as make_console
 
         fabric = load_or_exit(inventory)
         rendered = render_or_exit(fabric, device, role, templates)
@@ -185,7 +185,7 @@ def register(app: typer.Typer) -> None:
         except OSError as exc:
             typer.echo(f"error: cannot write {output}: {exc}", err=True)
             raise typer.Exit(1) from None
-        console = Console()
+        console = make_console()
         console.print(summary_table(rendered))
         console.print(f"{len(rendered)} devices, {sum(len(d.files) for d in rendered)} files -> {output}")
 
@@ -221,7 +221,7 @@ def register(app: typer.Typer) -> None:
 
         Exit 0: no difference, 1: differences, 3: a device could not be read.
         """
-        from rich.console import Console
+        from fabriccfg.commands._console import console
 
         if against is not None and not against.is_dir():
             typer.echo(f"error: --against {against}: not a folder", err=True)
@@ -229,7 +229,7 @@ def register(app: typer.Typer) -> None:
         fabric = load_or_exit(inventory)
         rendered = render_or_exit(fabric, device, role, templates)
         if against is not None:
-            raise typer.Exit(run_diff(rendered, saved_running(against), Console()))
+            raise typer.Exit(run_diff(rendered, saved_running(against), console()))
         # live mode (owned by fabriccfg.push): fetch running configs over SSH, in parallel, with deadlines
         from fabriccfg.push.api import live_fetcher
         from fabriccfg.push.runner import RunnerOptions
@@ -246,4 +246,4 @@ def register(app: typer.Typer) -> None:
         runner = RunnerOptions(workers=max(1, workers), timeout=timeout if timeout > 0 else None)
         fetch = live_fetcher(fabric, targets, run_base=run_dir, insecure_host_keys=insecure_host_keys,
                              runner=runner, endpoints_source=str(endpoints) if endpoints else "the inventory")
-        raise typer.Exit(run_diff(rendered, fetch, Console()))
+        raise typer.Exit(run_diff(rendered, fetch, console()))

@@ -496,6 +496,13 @@ class MockFabric:
             raise MockError("device state is only reachable in in-process mode (processes=1)")
         return self._worker.devices[name]
 
+    def ssh_connections(self, name: str) -> int:
+        """How many SSH connections ``name`` has open (in-process mode): a test waits for a session to end."""
+        worker = self._worker
+        if worker is None:
+            raise MockError("device state is only reachable in in-process mode (processes=1)")
+        return int(self.call(lambda: len(worker.servers[name].connections)))
+
     def call(self, fn: Callable[[], Any], timeout: float = 10.0) -> Any:
         """Run ``fn`` on the mock's event loop (in-process mode) and return its result."""
         if self._loop is None:

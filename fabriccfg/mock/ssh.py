@@ -209,6 +209,9 @@ def to_crlf(text: str) -> str:
 
 _session_ids = itertools.count(1)
 
+WRITE_CHUNK = 16384
+"""Largest piece of output written in one loop step (see :meth:`_Channel._send`)."""
+
 
 class _Channel(asyncssh.SSHServerSession[str]):
     """Raw-mode PTY shell: split lines, run them in order, write echo + output + prompt at once."""
@@ -224,6 +227,7 @@ class _Channel(asyncssh.SSHServerSession[str]):
         self._task: asyncio.Task[None] | None = None
         self._sid = next(_session_ids)
         self._exec = False
+        self._lost = False
 
     def connection_made(self, chan: asyncssh.SSHServerChannel[str]) -> None:
         self._chan = chan
@@ -272,10 +276,28 @@ class _Channel(asyncssh.SSHServerSession[str]):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
         if self._cli is not None:
             self._cli.on_close()
+
+    async def _send(self, chan: asyncssh.SSHServerChannel[str], text: str) -> bool:
+        """Write ``text`` unless the client has gone; False once it has (the caller stops writing).
+
+        A client may vanish mid-burst (netmiko's ``disconnect`` sends ``exit`` and closes at once, a
+        watchdog kills a session): the first write then fails and asyncio schedules the transport's
+        ``connection_lost``, but every further write in the same loop step still reaches the dead
+        socket, and from the fifth on asyncio logs ``socket.send() raised exception.``. So yield
+        before each write (that callback runs first and detaches asyncssh from the socket) and write
+        in chunks of at most :data:`WRITE_CHUNK` (a big output is many SSH packets).
+        """
+        for start in range(0, max(len(text), 1), WRITE_CHUNK):
+            await asyncio.sleep(0)
+            if self._lost or chan.is_closing():
+                return False
+            chan.write(text[start:start + WRITE_CHUNK])
+        return True
 
     async def _run(self) -> None:
         cli = self._cli
@@ -287,7 +309,8 @@ class _Channel(asyncssh.SSHServerSession[str]):
             if not exec_mode:
                 if slow:
                     await asyncio.sleep(slow)
-                chan.write(to_crlf(cli.banner()) + cli.prompt())
+                if not await self._send(chan, to_crlf(cli.banner()) + cli.prompt()):
+                    return
             while True:
                 line = await self._queue.get()
                 if line is None:
@@ -303,14 +326,18 @@ class _Channel(asyncssh.SSHServerSession[str]):
                 if out:
                     text += to_crlf(out if out.endswith("\n") else out + "\n")
                 if cli.drop:
-                    chan.write(text)
-                    chan.get_extra_info("connection").close()
+                    if await self._send(chan, text):
+                        chan.get_extra_info("connection").close()
                     return
                 if cli.closing:
-                    chan.write(text)
+                    if not await self._send(chan, text):
+                        return
                     break
-                chan.write(text + ("" if exec_mode else cli.prompt()))
-            chan.exit(cli.exit_status() if exec_mode else 0)
+                if not await self._send(chan, text + ("" if exec_mode else cli.prompt())):
+                    return
+            await asyncio.sleep(0)  # as in _send: a client gone after our last write is noticed first
+            if not (self._lost or chan.is_closing()):
+                chan.exit(cli.exit_status() if exec_mode else 0)
         except (asyncssh.Error, OSError, BrokenPipeError):
             pass
         except asyncio.CancelledError:

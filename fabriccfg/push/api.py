@@ -35,11 +35,14 @@ class PlanError(Exception):
     """The selection cannot be planned (unknown device or role); the message is safe to print."""
 
 
-def _not_a_target(platform: str) -> str:
+def _not_a_target(platform: str) -> tuple[str, str]:
+    """(reason, label): the reason from the platform module's docstring, the label its gist."""
     mod = platforms.module(platform)
     doc = (mod.__doc__ or "").strip().splitlines()
-    why = doc[0].rstrip(".") if doc else f"platform {platform} has no push transaction"
-    return f"not a push target: {why}"
+    if not doc:
+        return f"not a push target: platform {platform} has no push transaction", "no push transaction"
+    why = doc[0].rstrip(".")
+    return f"not a push target: {why}", why.split(": ", 1)[-1]  # "NVIDIA ...: externally managed ..."
 
 
 def select(fabric: Fabric, devices: Sequence[str] = (), roles: Sequence[str] = ()) -> list[str]:
@@ -70,7 +73,7 @@ def plan_jobs(fabric: Fabric, endpoints: dict[str, Endpoint], names: Sequence[st
         job = DeviceJob(name=name, platform=dev.platform)
         jobs.append(job)
         if getattr(platforms.module(dev.platform), "TRANSACTION", None) is None:
-            job.skip_reason = _not_a_target(dev.platform)
+            job.skip_reason, job.skip_label = _not_a_target(dev.platform)
             continue
         try:
             job.intended = dict(render_device(fabric, name, templates_dir).files)
@@ -79,6 +82,7 @@ def plan_jobs(fabric: Fabric, endpoints: dict[str, Endpoint], names: Sequence[st
             continue
         if not job.intended:
             job.skip_reason = "renders no configuration (nothing to push)"
+            job.skip_label = "render nothing"
             continue
         job.endpoint = endpoints.get(name)
         if job.endpoint is None:

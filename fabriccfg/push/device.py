@@ -29,7 +29,10 @@ class DeviceJob:
     endpoint: Endpoint | None = None
     intended: dict[str, str] = field(default_factory=dict)
     skip_reason: str = ""
-    """Set for devices that are never push targets (no transaction): reported ``skipped``."""
+    """Set for devices that are never push targets (no transaction, or nothing rendered): reported
+    ``skipped`` with this reason; ``target`` is then False."""
+    skip_label: str = ""
+    """``skip_reason`` in a few words: displays fold all such devices into one line (``not_targets_line``)."""
     fail_reason: str = ""
     """Set for targets that cannot be tried (no endpoint, render failed): reported ``failed``."""
 
@@ -211,6 +214,7 @@ def _startable(job: DeviceJob, result: DeviceResult, *, lacking: str) -> type[Tr
     """
     if job.skip_reason:
         result.state, result.reason, result.target = "skipped", job.skip_reason, False
+        result.skip_label = job.skip_label or job.skip_reason
         return None
     if job.fail_reason or job.endpoint is None:
         result.state, result.reason = "failed", job.fail_reason or "no endpoint for this device"
@@ -219,6 +223,7 @@ def _startable(job: DeviceJob, result: DeviceResult, *, lacking: str) -> type[Tr
     if tx_cls is None:
         result.state, result.target = "skipped", False
         result.reason = f"platform {job.platform} has no {lacking}"
+        result.skip_label = f"no {lacking}"
     return tx_cls
 
 

@@ -1,11 +1,18 @@
-"""What a push shows while it runs: a live table on a terminal, plain lines otherwise; the final table."""
+"""What a push shows while it runs: a live table on a terminal, plain lines otherwise; the final table.
+
+Devices that are never push targets (no transaction, or nothing rendered; ``target`` False) are not
+listed one by one: on a 2,000-switch MQM8790 fabric that would be 2,000 lines saying the same thing.
+They fold into one line (:func:`not_targets_line`) and are not counted in the ``[i/N]`` progress;
+``report.json`` still lists each of them with its reason. Every other skip (failure budget, Ctrl-C,
+dry-run) stays listed per device.
+"""
 
 from __future__ import annotations
 
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from fabriccfg.push.device import DeviceJob
@@ -27,13 +34,29 @@ def _changes(r: DeviceResult) -> str:
     return f"+{plus}/-{minus}" if plus or minus else "yes"
 
 
+def not_targets_line(devices: Iterable[DeviceJob | DeviceResult]) -> str:
+    """``not push targets: 6 unmanaged-ib (externally managed ...), 8 connectx-host (render nothing)``.
+
+    Counts the devices that are not targets per platform and label, in first-seen order; "" when none.
+    """
+    counts: dict[tuple[str, str], int] = {}
+    for d in devices:
+        if not d.target:
+            key = (d.platform, d.skip_label)
+            counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return ""
+    groups = (f"{n} {platform}" + (f" ({label})" if label else "") for (platform, label), n in counts.items())
+    return "not push targets: " + ", ".join(groups)
+
+
 class Stream(Protocol):
     def write(self, text: str, /) -> int: ...
     def flush(self) -> None: ...
 
 
 class PlainDisplay(Display):
-    """One line per finished device (and per runner message): good for CI logs and pipes."""
+    """One line per finished target device (and per runner message): good for CI logs and pipes."""
 
     def __init__(self, stream: Stream | None = None, verb: str = "push") -> None:
         self.stream: Stream = stream or sys.stdout
@@ -41,11 +64,20 @@ class PlainDisplay(Display):
         self.total = 0
         self.count = 0
         self._lock = threading.Lock()
+        self._folded: set[str] = set()
 
     def start(self, jobs: Sequence[DeviceJob]) -> None:
-        self.total = len(jobs)
+        self._folded = {j.name for j in jobs if not j.target}
+        self.total = len(jobs) - len(self._folded)
+        line = not_targets_line(jobs)
+        if line:
+            with self._lock:
+                self.stream.write(line + "\n")
+                self.stream.flush()
 
     def done(self, result: DeviceResult) -> None:
+        if result.name in self._folded:
+            return
         with self._lock:
             self.count += 1
             width = len(str(self.total))
@@ -75,12 +107,19 @@ class RichDisplay(Display):
         self.total = 0
         self.live: Any = None
         self.t0 = time.monotonic()
+        self._folded: set[str] = set()
 
     def start(self, jobs: Sequence[DeviceJob]) -> None:
         from rich.live import Live
 
-        self.total = len(jobs)
+        self._folded = {j.name for j in jobs if not j.target}
+        self.total = len(jobs) - len(self._folded)
         self.t0 = time.monotonic()
+        line = not_targets_line(jobs)
+        if line:
+            from rich.text import Text
+
+            self.console.print(Text(line, style=STYLE["skipped"]))
         self.live = Live(console=self.console, refresh_per_second=8, transient=True,
                          get_renderable=self._render)
         self.live.start()
@@ -91,6 +130,8 @@ class RichDisplay(Display):
             self.steps[name] = (step, started)
 
     def done(self, result: DeviceResult) -> None:
+        if result.name in self._folded:
+            return
         with self._lock:
             self.steps.pop(result.name, None)
             self.done_results.append(result)
@@ -137,7 +178,7 @@ class RichDisplay(Display):
 
 
 def final_table(report: RunReport, console: Any) -> None:
-    """The summary table printed after a run (plain text when not on a terminal)."""
+    """The summary table printed after a run (plain text when not on a terminal); non-targets: one line."""
     from rich.table import Table
 
     table = Table(title=f"{report.command} {report.fabric}" + (" (dry-run)" if report.dry_run else ""),
@@ -145,10 +186,15 @@ def final_table(report: RunReport, console: Any) -> None:
     for col in ("device", "platform", "state", "changes", "time", "note"):
         table.add_column(col, justify="right" if col == "time" else "left", overflow="fold")
     for r in report.devices:
+        if not r.target:
+            continue
         t = r.timings.get("total")
         table.add_row(r.name, r.platform, f"[{STYLE.get(r.state, '')}]{r.state}[/]", _changes(r),
                       f"{t:.1f}s" if t is not None else "", r.reason)
     console.print(table)
+    folded = not_targets_line(report.devices)
+    if folded:
+        console.print(folded, highlight=False, markup=False)
     s = report.summary()
     parts = ", ".join(f"{v} {k}" for k, v in s.items() if v)
     console.print(f"{parts or 'no devices'} in {report.to_dict()['duration_s']:.1f}s; report: "

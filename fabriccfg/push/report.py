@@ -29,7 +29,8 @@ class DeviceResult:
     platform: str
     state: State = "skipped"
     target: bool = True
-    """False for devices that can never be push targets (MQM8790): reported, not counted in the exit code."""
+    """False for devices that can never be push targets (no transaction, e.g. MQM8790, or nothing rendered):
+    reported, not counted in the exit code, and folded into one line by the displays."""
     reason: str = ""
     """Why a device was skipped, or the error that failed / rolled it back (safe to print)."""
     changed: bool | None = None
@@ -45,9 +46,12 @@ class DeviceResult:
     notes: list[str] = field(default_factory=list)
     rollback_verified: bool | None = None
     """After a rollback: True when the re-fetched running config equals the backup."""
+    skip_label: str = ""
+    """For a device that is not a target: why, in a few words (displays only; not in ``report.json``)."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        del out["skip_label"]  # display-only: ``reason`` says it in full
         # ``error``: the failure (failed / rolled-back); ``reason`` also explains skips and dry-runs
         out["error"] = self.reason if self.state in ("failed", "rolled-back") else None
         return out

@@ -187,7 +187,7 @@ class Runner:
         return failures > self.opts.max_failures
 
     def _finish_now(self, job: DeviceJob, state: str, reason: str) -> None:
-        res = DeviceResult(job.name, job.platform, target=job.target)
+        res = DeviceResult(job.name, job.platform, target=job.target, skip_label=job.skip_label)
         res.state = state  # type: ignore[assignment]
         res.reason = reason
         self._record(res)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import base64
+import logging
+import socket
+import struct
+import threading
 
 import pytest
-from mockssh_helpers import IB_8790, ROCE_LAB, session, start_mock
+from mockssh_helpers import IB_8790, ROCE_LAB, session, start_mock, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +124,42 @@ def test_rendered_roce_scripts_converge(roce):
         assert "changed=0 failed=0" in again
     finally:
         conn.disconnect()
+
+
+def test_a_client_that_vanishes_mid_burst_leaves_no_asyncio_warning(ib, caplog):
+    """A client that sends lines and resets the connection before the mock answers them (netmiko's
+    ``disconnect``: ``exit``, then close) must not make asyncio log ``socket.send() raised exception.``:
+    the mock stops writing once the client is gone."""
+    import paramiko
+
+    ep = ib.endpoints["sm1"]
+    with caplog.at_level(logging.WARNING, logger="asyncio"):
+        for _ in range(3):
+            gate, held = threading.Event(), threading.Event()
+            sock = socket.create_connection((ep.host, ep.ssh_port), timeout=10)
+            transport = paramiko.Transport(sock)
+            try:
+                transport.start_client(timeout=10)
+                transport.auth_password(ep.username, ep.password)
+                chan = transport.open_session()
+                chan.get_pty()
+                chan.invoke_shell()
+                chan.settimeout(10)
+                seen = b""
+                while not seen.rstrip().endswith((b"$", b"#")):
+                    seen += chan.recv(4096)
+                # hold the mock's loop so the lines and the reset arrive before it answers any of them
+                holder = threading.Thread(target=ib.call, args=(lambda: (held.set(), gate.wait(10)),),
+                                          daemon=True)
+                holder.start()
+                assert held.wait(10)
+                chan.sendall(b"cat /etc/opensm/opensm.conf\n" * 20 + b"exit\n")
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                sock.close()  # linger 0: the client resets the connection instead of closing it cleanly
+                gate.set()
+                holder.join(10)
+                assert wait_for(lambda: ib.ssh_connections("sm1") == 0), "the mock kept the dead session"
+            finally:
+                gate.set()
+                transport.close()
+    assert [r for r in caplog.records if "socket.send() raised exception" in r.getMessage()] == []

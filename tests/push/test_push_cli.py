@@ -63,3 +63,26 @@ def test_insecure_host_keys_is_loud(lab: Any, roce: Any, tmp_path: Path) -> None
                   "--run-dir", str(tmp_path / "r"))
         assert res.exit_code == 0, res.output
         assert "WARNING" in res.output and "NOT checked" in res.output
+
+
+def test_non_targets_fold_into_one_line_and_lines_stay_whole(lab: Any, ib8790: Any, tmp_path: Path,
+                                                              monkeypatch: Any) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # xdist workers set COLUMNS=80
+    inv = str(Path(fabriccfg.__file__).parent / "data" / "inventories" / "ib-lab-mqm8790.yaml")
+    with lab(ib8790) as lb:
+        res = run("push", inv, "--endpoints", str(lb.mock.endpoints_file), "-d", "sm1", "-d", "ib-spine1",
+                  "-d", "ib-leaf-r0", "-d", "gpu01", "--dry-run", "--run-dir", str(tmp_path / "runs"))
+    assert res.exit_code == 1, res.output  # sm1 would change
+    lines = res.stdout.splitlines()
+    folded = ("not push targets: 2 unmanaged-ib (externally managed HDR switch, no CLI and no SNMP), "
+              "1 connectx-host (render nothing)")
+    assert lines.count(folded) == 2  # the progress lines, and under the final table
+    assert any(ln.startswith("[1/1] sm1 ") for ln in lines)
+    listed = [ln for ln in lines if ln.startswith(("[", "│"))]  # progress lines and final-table rows
+    assert len(listed) == 2 and all("sm1" in ln for ln in listed)
+    report_line = next(ln for ln in lines if "report: " in ln)
+    assert report_line.endswith("/report.json")  # not hard-wrapped at 80 columns
+    doc = json.loads(Path(report_line.split("report: ")[1]).read_text())
+    assert {d["name"]: (d["state"], d["target"]) for d in doc["devices"]} == {
+        "sm1": ("skipped", True), "ib-spine1": ("skipped", False), "ib-leaf-r0": ("skipped", False),
+        "gpu01": ("skipped", False)}
