@@ -154,7 +154,8 @@ def run_diff(rendered: list[RenderedDevice], fetch: RunningFetcher, console: Con
         diffs[dev.name] = diff
         if diff.changed:
             console.rule(f"{dev.name} ({dev.platform})")
-            console.print(diff.text, markup=False, highlight=False, end="")
+            text = diff.text if diff.text.endswith("\n") else diff.text + "\n"
+            console.print(text, markup=False, highlight=False, end="")
             if code == EXIT_OK:
                 code = EXIT_DIFF
     changed = sorted(n for n, d in diffs.items() if d.changed)
