@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 import threading
 import time
@@ -106,8 +107,9 @@ def _session_log(path: Path) -> Any:
             self._flush_buffer(final=True)
             buf = self.session_log
             text = buf.getvalue() if isinstance(buf, io.StringIO) else ""
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            with self._path.open("a", encoding="utf-8") as fh:
+            self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)  # owner only
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
                 fh.write(secrets.redact(text))
                 if text and not text.endswith("\n"):
                     fh.write("\n")

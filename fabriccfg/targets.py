@@ -7,6 +7,7 @@ watch makes them talk to those endpoints instead of the inventory's management a
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -21,12 +22,12 @@ DEFAULT_ENDPOINTS = Path(".fabriccfg/mock-endpoints.json")
 class SnmpAccess(BaseModel):
     model_config = ConfigDict(extra="forbid")
     version: Literal["2c", "3"]
-    community: str | None = None
+    community: str | None = Field(None, repr=False)
     user: str | None = None
     auth_protocol: str | None = None
-    auth_key: str | None = None
+    auth_key: str | None = Field(None, repr=False)
     priv_protocol: str | None = None
-    priv_key: str | None = None
+    priv_key: str | None = Field(None, repr=False)
 
 
 class Endpoint(BaseModel):
@@ -78,7 +79,10 @@ def write_endpoints(path: str | Path, endpoints: list[Endpoint]) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(p.suffix + ".tmp")
-    tmp.write_text(json.dumps([ep.model_dump() for ep in endpoints], indent=2) + "\n", encoding="utf-8")
+    tmp.unlink(missing_ok=True)  # a leftover could have wider permissions; the file holds passwords
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # 0600 from the start, no window
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps([ep.model_dump() for ep in endpoints], indent=2) + "\n")
     tmp.chmod(0o600)
     tmp.replace(p)
 

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fabriccfg.inventory.types import (
+    AbsPath,
     Address,
     Dscp,
     GpuHostPlatform,
@@ -257,7 +258,7 @@ class RoceQos(Model):
 
 # --------------------------------------------------------------------------- IB intent
 class PartitionMember(Model):
-    device: SafeText = Field(description="ALL, ALL_CAS, ALL_SWITCHES, SELF, a device name, or a port GUID")
+    device: Name = Field(description="ALL, ALL_CAS, ALL_SWITCHES, SELF, a device name, or a port GUID")
     membership: Literal["full", "limited", "both"] = "full"
 
 
@@ -294,7 +295,7 @@ class Sharp(Model):
 
 class IbIntent(Model):
     opensm_flavour: Literal["upstream", "mlnx"] = "mlnx"
-    routing_engines: list[SafeText] = Field(default_factory=lambda: ["ftree"], min_length=1)
+    routing_engines: list[Name] = Field(default_factory=lambda: ["ftree"], min_length=1)
     lmc: int = Field(0, ge=0, le=7)
     subnet_managers: list[SubnetManager] = Field(default_factory=list)
     sharp: Sharp = Sharp()
@@ -303,7 +304,7 @@ class IbIntent(Model):
     sweep_interval_s: int = Field(10, ge=0)
     qos: bool = False
     mtu: Literal[2048, 4096] = 4096
-    log_file: SafeText = "/var/log/opensm.log"
+    log_file: AbsPath = "/var/log/opensm.log"
 
 
 # --------------------------------------------------------------------------- the fabric

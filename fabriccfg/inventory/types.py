@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+_ABS_PATH = re.compile(r"^/[A-Za-z0-9._+@/-]{0,4095}$")
 _SECRET_REF = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S.*)$")
 _SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([GMT]?)(?:b(?:it)?/?s|bps)?\s*$", re.IGNORECASE)
 _IB_SPEEDS = {"HDR": 200, "HDR100": 100, "EDR": 100, "NDR": 400, "NDR200": 200}
@@ -38,6 +39,20 @@ def _name(value: str) -> str:
             "invalid-name",
             "'{value}' is not a valid name: use letters, digits, '.', '_' or '-' "
             "(max 63, no leading punctuation)",
+            {"value": value},
+        )
+    return value
+
+
+def _abs_path(value: str) -> str:
+    """Refuse anything but a plain absolute path: a space, '#', quote or '$' would change the line's meaning
+    in the file it is rendered into (opensm.conf ``log_file``) or in a shell that reads it."""
+    _safe_text(value)
+    if not _ABS_PATH.match(value):
+        raise PydanticCustomError(
+            "unsafe-path",
+            "'{value}' is not a plain absolute path: use '/' followed by letters, digits, '.', '_', '+', "
+            "'@', '-' or '/' (no spaces, quotes or shell characters)",
             {"value": value},
         )
     return value
@@ -96,6 +111,9 @@ SafeText = Annotated[str, AfterValidator(_safe_text)]
 
 Name = Annotated[str, AfterValidator(_name)]
 """A device, partition or profile name."""
+
+AbsPath = Annotated[str, AfterValidator(_abs_path)]
+"""An absolute file path rendered into a device file (``unsafe-path`` otherwise)."""
 
 SecretRef = Annotated[str, AfterValidator(_secret_ref)]
 """A reference to a secret: ``env:NAME`` or ``file:PATH``; never the secret itself."""

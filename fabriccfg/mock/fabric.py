@@ -362,7 +362,10 @@ class MockFabric:
               "priv_key": pysecrets.token_urlsafe(12),
               "auth_protocol": "sha", "priv_protocol": "aes"}
         client = asyncssh.generate_private_key("ssh-ed25519")
-        self.client_key_file.write_bytes(client.export_private_key("openssh"))
+        self.client_key_file.unlink(missing_ok=True)
+        fd = os.open(self.client_key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # 0600 from the start
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(client.export_private_key("openssh"))
         self.client_key_file.chmod(0o600)
         client_pub = client.export_public_key("openssh").decode()
         t0 = time.time()

@@ -37,6 +37,8 @@ class Precheck:
 
 
 RC = "FCRC="
+SAFE_PATH = re.compile(r"^/[A-Za-z0-9._+@/-]+$")
+"""A path that needs no shell quoting (no space, quote, '$', ';', glob or control character)."""
 
 
 class FilesTransaction(CliTransaction):
@@ -67,7 +69,12 @@ class FilesTransaction(CliTransaction):
         return max(self.ctx.read_timeout, 120.0)
 
     def path(self, name: str) -> str:
-        return self.install_paths.get(name) or f"{self.default_dir}/{name}"
+        """The install path of ``name``; refused unless it is a plain absolute path (it is put into shell
+        command lines unquoted) and the transaction tag is a plain word."""
+        path = self.install_paths.get(name) or f"{self.default_dir}/{name}"
+        if not SAFE_PATH.match(path) or not SAFE_PATH.match(f"/{self.ctx.tag}"):
+            raise TxError(f"refusing unsafe install path {path!r} (tag {self.ctx.tag!r}) in a shell command")
+        return path
 
     def _root(self, conn: Any) -> None:
         if not conn.check_enable_mode():

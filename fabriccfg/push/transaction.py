@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -206,6 +207,7 @@ UPLOAD_CHUNK = 3000
 def upload(tx: CliTransaction, conn: Any, path: str, content: str) -> None:
     """Write ``content`` to ``path`` on a Linux shell, in base64 chunks, and check its sha256."""
     data = content.encode("utf-8")
+    path = shlex.quote(path)
     b64 = base64.b64encode(data).decode("ascii")
     digest = hashlib.sha256(data).hexdigest()
     if len(b64) <= UPLOAD_CHUNK:
@@ -226,6 +228,7 @@ MISSING = "__FABRICCFG_MISSING__"
 
 def read_file(tx: CliTransaction, conn: Any, path: str) -> str | None:
     """The exact content of ``path`` on a Linux shell (base64 round trip), None when it does not exist."""
+    path = shlex.quote(path)
     out = tx.cmd(conn, f"test -f {path} && cat {path} | base64 || echo {MISSING}", check=False)
     if MISSING in out:
         return None

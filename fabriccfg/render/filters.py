@@ -96,6 +96,13 @@ def cable(length_m: float) -> int:
     return max(1, math.ceil(float(length_m)))
 
 
+def shell_quote(value: object) -> str:
+    """One shell word (``shlex.quote``): a value placed in a rendered script can never become code."""
+    import shlex
+
+    return shlex.quote(str(value))
+
+
 FILTERS: dict[str, Callable[..., Any]] = {
     "tf": tf,
     "lower_bool": lower_bool,
@@ -110,4 +117,5 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "csv": csv,
     "tos": tos,
     "cable": cable,
+    "shell_quote": shell_quote,
 }
