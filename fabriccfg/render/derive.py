@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from fabriccfg.inventory.derive import DEFAULT_CABLE_M, pfc_headroom_bytes, switch_ports
@@ -203,7 +203,6 @@ class FabricFacts:
 
 @dataclass(frozen=True)
 class IbFacts:
-    device_guids: dict[str, tuple[str, ...]]
     root_guids: tuple[str, ...]
     """GUIDs of the top switch tier (core, else spine): ftree/updn roots."""
     cn_guids: tuple[str, ...]
@@ -212,55 +211,76 @@ class IbFacts:
     """(GUID, name) in inventory order (switches, hosts, SM hosts): the node-name map."""
     partitions: tuple[PartitionView, ...]
     sm_priority: dict[str, int]
+    _fabric: Fabric = field(repr=False, compare=False)
+
+    @cached_property
+    def device_guids(self) -> dict[str, tuple[str, ...]]:
+        """device -> its GUIDs (switch node, host NIC ports, SM host port); built on first use."""
+        return _device_guids(self._fabric)
 
     @classmethod
     def build(cls, fabric: Fabric) -> IbFacts:
-        guids: dict[str, tuple[str, ...]] = {}
-        names: dict[str, str] = {}
-        for sw in fabric.switches:
-            if sw.guid:
-                guids[sw.name] = (sw.guid,)
-                names.setdefault(sw.guid, sw.name)
-        cns: list[str] = []
+        # One comprehension per device list (a 16k-GPU fabric has 16 384 NICs: no per-NIC calls).
+        switches = fabric.switches
+        sw_pairs = [(sw.guid, sw.name) for sw in switches if sw.guid]
+        cn_pairs: list[tuple[str, str]] = []
         for host in fabric.hosts:
-            hname = host.name
-            own: list[str] = []
-            for nic in host.nics:
-                guid = nic.guid
-                if guid:
-                    own.append(guid)
-                    if guid not in names:
-                        names[guid] = f"{hname} {nic.name}"
-            guids[hname] = tuple(own)
-            cns.extend(own)
-        for mh in fabric.management_hosts:
-            guids[mh.name] = (mh.port_guid,)
-            names.setdefault(mh.port_guid, f"{mh.name} {mh.hca}")
-        top = max((_TIER[sw.role] for sw in fabric.switches if sw.guid), default=None)
-        roots = tuple(sorted(sw.guid for sw in fabric.switches if sw.guid and top is not None
-                             and _TIER[sw.role] == top and top > 0))
-        parts: list[PartitionView] = []
+            prefix = host.name + " "
+            cn_pairs += [(g, prefix + nic.name) for nic in host.nics if (g := nic.guid)]
+        sm_pairs = [(mh.port_guid, f"{mh.name} {mh.hca}") for mh in fabric.management_hosts]
+        pairs = sw_pairs + cn_pairs + sm_pairs
+        names = dict(pairs)
+        if len(names) == len(pairs):  # no GUID twice (the usual case): keep the pairs as they are
+            node_names = tuple(pairs)
+            cn_guids = tuple([g for g, _ in cn_pairs])
+        else:  # first name of a GUID wins; compute nodes deduplicated in order
+            names = {}
+            for guid, name in pairs:
+                names.setdefault(guid, name)
+            node_names = tuple(names.items())
+            cn_guids = tuple(dict.fromkeys([g for g, _ in cn_pairs]))
+        tier = _TIER
+        top = max((tier[sw.role] for sw in switches if sw.guid), default=0)
+        roots = tuple(sorted([sw.guid for sw in switches if sw.guid and tier[sw.role] == top])) if top else ()
         ib = fabric.ib
-        for p in ib.partitions if ib else ():
-            members: list[tuple[str, str]] = []
-            for m in p.members:
-                spec = m.device
-                if spec.upper() in PARTITION_KEYWORDS:
-                    members.append((spec.upper(), m.membership))
-                elif spec in guids:
-                    members.extend((g, m.membership) for g in guids[spec])
-                else:
-                    members.append((spec.lower(), m.membership))
-            parts.append(PartitionView(p.name, p.pkey, p.ipoib, p.mtu, p.rate, p.sl, p.defmember,
-                                       tuple(members)))
         return cls(
-            device_guids=guids,
             root_guids=roots,
-            cn_guids=tuple(dict.fromkeys(cns)),
-            node_names=tuple(names.items()),
-            partitions=tuple(parts),
+            cn_guids=cn_guids,
+            node_names=node_names,
+            partitions=_partition_views(fabric),
             sm_priority={sm.device: sm.priority for sm in ib.subnet_managers} if ib else {},
+            _fabric=fabric,
         )
+
+
+def _device_guids(fabric: Fabric) -> dict[str, tuple[str, ...]]:
+    guids: dict[str, tuple[str, ...]] = {sw.name: (sw.guid,) for sw in fabric.switches if sw.guid}
+    for host in fabric.hosts:
+        guids[host.name] = tuple([g for g in [nic.guid for nic in host.nics] if g])
+    for mh in fabric.management_hosts:
+        guids[mh.name] = (mh.port_guid,)
+    return guids
+
+
+def _partition_views(fabric: Fabric) -> tuple[PartitionView, ...]:
+    """Partitions with device names resolved to their port GUIDs (keywords upper-cased)."""
+    guids: dict[str, tuple[str, ...]] | None = None  # only when a member names a device
+    parts: list[PartitionView] = []
+    for p in fabric.ib.partitions if fabric.ib else ():
+        members: list[tuple[str, str]] = []
+        for m in p.members:
+            spec = m.device
+            if spec.upper() in PARTITION_KEYWORDS:
+                members.append((spec.upper(), m.membership))
+                continue
+            if guids is None:
+                guids = _device_guids(fabric)
+            if spec in guids:
+                members.extend((g, m.membership) for g in guids[spec])
+            else:
+                members.append((spec.lower(), m.membership))
+        parts.append(PartitionView(p.name, p.pkey, p.ipoib, p.mtu, p.rate, p.sl, p.defmember, tuple(members)))
+    return tuple(parts)
 
 
 _CACHE: list[FabricFacts] = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -118,13 +119,11 @@ def render_fabric(
         chosen = list(fabric.devices.values())
     if role is not None:
         chosen = [d for d in chosen if d.role == role]
+    specs = {platform: render_spec(platform) for platform in {d.platform for d in chosen}}
+    # devices of platforms without a config (MQM8790: most of an IB fabric) drop out before the sort
     out = []
-    specs: dict[str, RenderSpec | None] = {}
-    for device in sorted(chosen, key=lambda d: d.name):
-        platform = device.platform
-        if platform not in specs:
-            specs[platform] = render_spec(platform)
-        got = _render(env, fabric, device, specs[platform])
+    for device in sorted([d for d in chosen if specs[d.platform] is not None], key=attrgetter("name")):
+        got = _render(env, fabric, device, specs[device.platform])
         if got is not None:
             out.append(got)
     return out
