@@ -3,6 +3,7 @@
 # Usage: scripts/setup.sh [--with-peers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/sbin:/sbin"   # opensm and snmpd live in sbin
 if [[ "${1:-}" == "--with-peers" ]]; then
   need=()
   command -v opensm >/dev/null 2>&1 || need+=(opensm)
