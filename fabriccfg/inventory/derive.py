@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabriccfg.platforms import info as platform_info
-from fabriccfg.platforms.base import parse_breakout
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Device, Fabric, Link, Nic, RoceQos, Switch
@@ -188,27 +187,6 @@ def switch_ports(switch: Switch) -> dict[str, int]:
     except (KeyError, ImportError):
         return {}
     return plat.port_names(switch)
-
-
-def breakout_parent(switch: Switch, port: str) -> str | None:
-    """The front-panel port a breakout sub-port belongs to, or None."""
-    try:
-        plat = platform_info(switch.platform)
-    except (KeyError, ImportError):
-        return None
-    if plat.port_name is None or plat.subport_name is None:
-        return None
-    for parent, mode in switch.breakouts.items():
-        parsed = parse_breakout(mode)
-        if parsed is None:
-            continue
-        lanes = parsed[0]
-        for n in range(1, switch.ports + 1):
-            if plat.port_name(n) == parent:
-                if any(plat.subport_name(n, lane, lanes) == port for lane in range(lanes)):
-                    return parent
-                break
-    return None
 
 
 def port_speed(fabric: Fabric, device: Device, port: str, ports: dict[str, int] | None = None) -> int:

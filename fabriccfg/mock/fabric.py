@@ -488,10 +488,6 @@ class MockFabric:
                  "control": str(self.control_file.resolve())}
         self.state_file.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
 
-    def cleanup_files(self) -> None:
-        """Remove every file this mock wrote (``mock down``)."""
-        remove_files(self.endpoints_file, self.processes)
-
     # ----- in-process access
     def device(self, name: str) -> DeviceState:
         """The live state of ``name`` (in-process mode only; read it, or change it via :meth:`call`)."""

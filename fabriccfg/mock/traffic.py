@@ -384,12 +384,6 @@ class TrafficModel:
         """ifIndex of ``port`` (switches: front-panel position; hosts: NIC position), 1-based."""
         return self._index[(device, port)]
 
-    def port_by_index(self, device: str, if_index: int) -> str | None:
-        for p in self._order.get(device, ()):
-            if self._index[(device, p)] == if_index:
-                return p
-        return None
-
     def speed_gbps(self, device: str, port: str) -> int:
         return self._speed[(device, port)]
 
@@ -776,10 +770,6 @@ class TrafficModel:
         if r is not None and t >= r:
             boot = r
         return {"sys_uptime_ticks": int((t - boot) * 100) % M32, "boot_time": boot, "up": True}
-
-    def oper_up(self, device: str, port: str, t: float | None = None) -> bool:
-        p = self._ports[(device, port)]
-        return not p.out.is_down(self._now(t))
 
     def _raw(self, p: _Port, t: float) -> dict[str, int]:
         out = dict.fromkeys(p.names, 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from fabriccfg.inventory.derive import DEFAULT_CABLE_M, pfc_headroom_bytes, switch_ports
@@ -211,12 +211,6 @@ class IbFacts:
     """(GUID, name) in inventory order (switches, hosts, SM hosts): the node-name map."""
     partitions: tuple[PartitionView, ...]
     sm_priority: dict[str, int]
-    _fabric: Fabric = field(repr=False, compare=False)
-
-    @cached_property
-    def device_guids(self) -> dict[str, tuple[str, ...]]:
-        """device -> its GUIDs (switch node, host NIC ports, SM host port); built on first use."""
-        return _device_guids(self._fabric)
 
     @classmethod
     def build(cls, fabric: Fabric) -> IbFacts:
@@ -249,7 +243,6 @@ class IbFacts:
             node_names=node_names,
             partitions=_partition_views(fabric),
             sm_priority={sm.device: sm.priority for sm in ib.subnet_managers} if ib else {},
-            _fabric=fabric,
         )
 
 

@@ -13,8 +13,7 @@ import dataclasses
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,21 +105,3 @@ def run_job(job: CliJob, *, timeout: float, insecure_host_keys: bool = False,
             conn.disconnect()
     res.finished = time.time()
     return res
-
-
-def run_jobs(jobs: Sequence[CliJob], *, timeout: float = 30.0, workers: int = 8,
-             insecure_host_keys: bool = False, connect: Connect | None = None,
-             executor: ThreadPoolExecutor | None = None) -> list[CliResult]:
-    """Run ``jobs`` on ``workers`` threads; results in job order."""
-    if not jobs:
-        return []
-    own = executor is None
-    pool = executor or ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs))),
-                                          thread_name_prefix="cli")
-    try:
-        futures = [pool.submit(run_job, j, timeout=timeout, insecure_host_keys=insecure_host_keys,
-                               connect=connect) for j in jobs]
-        return [f.result() for f in futures]
-    finally:
-        if own:
-            pool.shutdown(wait=True)

@@ -23,14 +23,6 @@ def iter_devices(fabric: Fabric) -> Iterator[tuple[PathT, Device]]:
             yield (section, i), dev
 
 
-def device_paths(fabric: Fabric) -> dict[str, PathT]:
-    """Device name -> data path of its first definition."""
-    out: dict[str, PathT] = {}
-    for path, dev in iter_devices(fabric):
-        out.setdefault(dev.name, path)
-    return out
-
-
 def ports_of(switch: Switch) -> dict[str, int]:
     """Valid port names of a switch, cached by the settings that decide them (1,000 leaves share one)."""
     key = (switch.platform, switch.ports, tuple(sorted(switch.breakouts.items())))
