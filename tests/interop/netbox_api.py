@@ -54,51 +54,135 @@ class Lab:
 
     # ----- nested (brief) representations
     def _nested_named(self, kind: str, ident: int, name: str, slug: str) -> dict[str, Any]:
-        return {"id": ident, "url": f"{self.base}/api/dcim/{kind}/{ident}/", "display": name, "name": name,
-                "slug": slug, "description": "", "device_count": 0, "virtualmachine_count": 0, "_depth": 0}
+        return {
+            "id": ident,
+            "url": f"{self.base}/api/dcim/{kind}/{ident}/",
+            "display": name,
+            "name": name,
+            "slug": slug,
+            "description": "",
+            "device_count": 0,
+            "virtualmachine_count": 0,
+            "_depth": 0,
+        }
 
     def nested_device(self, dev: dict[str, Any]) -> dict[str, Any]:
-        return {"id": dev["id"], "url": dev["url"], "display": dev["name"], "name": dev["name"],
-                "description": dev["description"]}
+        return {
+            "id": dev["id"],
+            "url": dev["url"],
+            "display": dev["name"],
+            "name": dev["name"],
+            "description": dev["description"],
+        }
 
     def nested_interface(self, iface: dict[str, Any]) -> dict[str, Any]:
-        return {"id": iface["id"], "url": iface["url"], "display": iface["name"], "device": iface["device"],
-                "name": iface["name"], "description": "", "cable": iface["cable"], "_occupied": iface["_occupied"]}
+        return {
+            "id": iface["id"],
+            "url": iface["url"],
+            "display": iface["name"],
+            "device": iface["device"],
+            "name": iface["name"],
+            "description": "",
+            "cable": iface["cable"],
+            "_occupied": iface["_occupied"],
+        }
 
     # ----- full objects
-    def device(self, ident: int, name: str, *, role: str, platform: str | None, site: str = "dc1",
-               address: str | None = None, serial: str = "", asset_tag: str | None = None,
-               model: str = "", custom_fields: dict[str, Any] | None = None, tags: tuple[str, ...] = ()
-               ) -> dict[str, Any]:
+    def device(
+        self,
+        ident: int,
+        name: str,
+        *,
+        role: str,
+        platform: str | None,
+        site: str = "dc1",
+        address: str | None = None,
+        serial: str = "",
+        asset_tag: str | None = None,
+        model: str = "",
+        custom_fields: dict[str, Any] | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
         site_id = 1 if site == "dc1" else 2
         ip = None
         if address:
-            ip = {"id": 1000 + ident, "url": f"{self.base}/api/ipam/ip-addresses/{1000 + ident}/",
-                  "display": address, "family": {"value": 4, "label": "IPv4"}, "address": address,
-                  "description": "", "dns_name": "", "nat_inside": None, "nat_outside": None}
+            ip = {
+                "id": 1000 + ident,
+                "url": f"{self.base}/api/ipam/ip-addresses/{1000 + ident}/",
+                "display": address,
+                "family": {"value": 4, "label": "IPv4"},
+                "address": address,
+                "description": "",
+                "dns_name": "",
+                "nat_inside": None,
+                "nat_outside": None,
+            }
         dev = {
-            "id": ident, "url": f"{self.base}/api/dcim/devices/{ident}/", "display_url": "", "display": name,
+            "id": ident,
+            "url": f"{self.base}/api/dcim/devices/{ident}/",
+            "display_url": "",
+            "display": name,
             "name": name,
-            "device_type": {"id": 50 + ident, "url": f"{self.base}/api/dcim/device-types/{50 + ident}/",
-                            "display": model, "manufacturer": None, "model": model,
-                            "slug": model.lower() or "generic", "description": ""},
+            "device_type": {
+                "id": 50 + ident,
+                "url": f"{self.base}/api/dcim/device-types/{50 + ident}/",
+                "display": model,
+                "manufacturer": None,
+                "model": model,
+                "slug": model.lower() or "generic",
+                "description": "",
+            },
             "role": self._nested_named("device-roles", 10 + len(role), role.title(), role),
             "tenant": None,
             "platform": self._nested_named("platforms", 20 + len(platform), platform, platform)
-            if platform else None,
-            "serial": serial, "asset_tag": asset_tag,
-            "site": {"id": site_id, "url": f"{self.base}/api/dcim/sites/{site_id}/", "display": site,
-                     "name": site, "slug": site, "description": ""},
-            "location": None, "rack": None, "position": None, "face": None, "latitude": None,
-            "longitude": None, "parent_device": None, "status": {"value": "active", "label": "Active"},
-            "airflow": None, "primary_ip": ip, "primary_ip4": ip, "primary_ip6": None, "oob_ip": None,
-            "cluster": None, "virtual_chassis": None, "vc_position": None, "vc_priority": None,
-            "description": "", "comments": "", "config_template": None, "config_context": {},
+            if platform
+            else None,
+            "serial": serial,
+            "asset_tag": asset_tag,
+            "site": {
+                "id": site_id,
+                "url": f"{self.base}/api/dcim/sites/{site_id}/",
+                "display": site,
+                "name": site,
+                "slug": site,
+                "description": "",
+            },
+            "location": None,
+            "rack": None,
+            "position": None,
+            "face": None,
+            "latitude": None,
+            "longitude": None,
+            "parent_device": None,
+            "status": {"value": "active", "label": "Active"},
+            "airflow": None,
+            "primary_ip": ip,
+            "primary_ip4": ip,
+            "primary_ip6": None,
+            "oob_ip": None,
+            "cluster": None,
+            "virtual_chassis": None,
+            "vc_position": None,
+            "vc_priority": None,
+            "description": "",
+            "comments": "",
+            "config_template": None,
+            "config_context": {},
             "local_context_data": None,
-            "tags": [{"id": 70, "url": f"{self.base}/api/extras/tags/70/", "display": t, "name": t, "slug": t,
-                      "color": "9e9e9e"} for t in tags],
+            "tags": [
+                {
+                    "id": 70,
+                    "url": f"{self.base}/api/extras/tags/70/",
+                    "display": t,
+                    "name": t,
+                    "slug": t,
+                    "color": "9e9e9e",
+                }
+                for t in tags
+            ],
             "custom_fields": dict(custom_fields or {}),
-            "created": "2026-01-05T10:00:00Z", "last_updated": "2026-01-05T10:00:00Z",
+            "created": "2026-01-05T10:00:00Z",
+            "last_updated": "2026-01-05T10:00:00Z",
             "interface_count": 0,
         }
         self.devices.append(dev)
@@ -106,50 +190,132 @@ class Lab:
         self.tags[ident] = list(tags)
         return dev
 
-    def interface(self, dev: dict[str, Any], name: str, *, kind: str = "400gbase-x-osfp",
-                  speed: int | None = None, label: str = "", custom_fields: dict[str, Any] | None = None
-                  ) -> dict[str, Any]:
+    def interface(
+        self,
+        dev: dict[str, Any],
+        name: str,
+        *,
+        kind: str = "400gbase-x-osfp",
+        speed: int | None = None,
+        label: str = "",
+        custom_fields: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         ident = 500 + len(self.interfaces)
         iface = {
-            "id": ident, "url": f"{self.base}/api/dcim/interfaces/{ident}/", "display_url": "",
-            "display": name, "device": self.nested_device(dev), "vdcs": [], "module": None, "name": name,
-            "label": label, "type": {"value": kind, "label": kind}, "enabled": True, "parent": None,
-            "bridge": None, "lag": None, "mtu": None, "mac_address": None, "speed": speed, "duplex": None,
-            "wwn": None, "mgmt_only": False, "description": "", "mode": None, "rf_role": None,
-            "rf_channel": None, "poe_mode": None, "poe_type": None, "rf_channel_frequency": None,
-            "rf_channel_width": None, "tx_power": None, "untagged_vlan": None, "tagged_vlans": [],
-            "qinq_svlan": None, "vlan_translation_policy": None, "mark_connected": False, "cable": None,
-            "cable_end": "", "wireless_link": None, "link_peers": [], "link_peers_type": None,
-            "wireless_lans": [], "vrf": None, "l2vpn_termination": None, "connected_endpoints": None,
-            "connected_endpoints_type": None, "connected_endpoints_reachable": None, "tags": [],
-            "custom_fields": dict(custom_fields or {}), "created": "2026-01-05T10:00:00Z",
-            "last_updated": "2026-01-05T10:00:00Z", "count_ipaddresses": 0, "count_fhrp_groups": 0,
-            "_occupied": False, "mac_addresses": [],
+            "id": ident,
+            "url": f"{self.base}/api/dcim/interfaces/{ident}/",
+            "display_url": "",
+            "display": name,
+            "device": self.nested_device(dev),
+            "vdcs": [],
+            "module": None,
+            "name": name,
+            "label": label,
+            "type": {"value": kind, "label": kind},
+            "enabled": True,
+            "parent": None,
+            "bridge": None,
+            "lag": None,
+            "mtu": None,
+            "mac_address": None,
+            "speed": speed,
+            "duplex": None,
+            "wwn": None,
+            "mgmt_only": False,
+            "description": "",
+            "mode": None,
+            "rf_role": None,
+            "rf_channel": None,
+            "poe_mode": None,
+            "poe_type": None,
+            "rf_channel_frequency": None,
+            "rf_channel_width": None,
+            "tx_power": None,
+            "untagged_vlan": None,
+            "tagged_vlans": [],
+            "qinq_svlan": None,
+            "vlan_translation_policy": None,
+            "mark_connected": False,
+            "cable": None,
+            "cable_end": "",
+            "wireless_link": None,
+            "link_peers": [],
+            "link_peers_type": None,
+            "wireless_lans": [],
+            "vrf": None,
+            "l2vpn_termination": None,
+            "connected_endpoints": None,
+            "connected_endpoints_type": None,
+            "connected_endpoints_reachable": None,
+            "tags": [],
+            "custom_fields": dict(custom_fields or {}),
+            "created": "2026-01-05T10:00:00Z",
+            "last_updated": "2026-01-05T10:00:00Z",
+            "count_ipaddresses": 0,
+            "count_fhrp_groups": 0,
+            "_occupied": False,
+            "mac_addresses": [],
         }
         self.interfaces.append(iface)
         dev["interface_count"] += 1
         return iface
 
-    def cable(self, a: dict[str, Any], b: dict[str, Any], *, length: float | None = None,
-              unit: str | None = "m", status: str = "connected") -> dict[str, Any]:
+    def cable(
+        self,
+        a: dict[str, Any],
+        b: dict[str, Any],
+        *,
+        length: float | None = None,
+        unit: str | None = "m",
+        status: str = "connected",
+    ) -> dict[str, Any]:
         ident = 900 + len(self.cables)
-        brief = {"id": ident, "url": f"{self.base}/api/dcim/cables/{ident}/", "display": f"#{ident}",
-                 "label": "", "description": ""}
+        brief = {
+            "id": ident,
+            "url": f"{self.base}/api/dcim/cables/{ident}/",
+            "display": f"#{ident}",
+            "label": "",
+            "description": "",
+        }
         for end, this, peer in (("A", a, b), ("B", b, a)):
             this["cable"], this["cable_end"], this["_occupied"] = brief, end, True
             this["link_peers"], this["link_peers_type"] = [self.nested_interface(peer)], "dcim.interface"
         units = {"m": "Meters", "cm": "Centimeters", "ft": "Feet", "in": "Inches", "km": "Kilometers"}
         cable = {
-            "id": ident, "url": brief["url"], "display_url": "", "display": f"#{ident}", "type": "mmf-om4",
-            "a_terminations": [{"id": a["id"], "object_type": "dcim.interface", "object_id": a["id"],
-                                "object": self.nested_interface(a)}],
-            "b_terminations": [{"id": b["id"], "object_type": "dcim.interface", "object_id": b["id"],
-                                "object": self.nested_interface(b)}],
-            "status": {"value": status, "label": status.title()}, "profile": None, "tenant": None,
-            "label": "", "color": "", "length": length,
+            "id": ident,
+            "url": brief["url"],
+            "display_url": "",
+            "display": f"#{ident}",
+            "type": "mmf-om4",
+            "a_terminations": [
+                {
+                    "id": a["id"],
+                    "object_type": "dcim.interface",
+                    "object_id": a["id"],
+                    "object": self.nested_interface(a),
+                }
+            ],
+            "b_terminations": [
+                {
+                    "id": b["id"],
+                    "object_type": "dcim.interface",
+                    "object_id": b["id"],
+                    "object": self.nested_interface(b),
+                }
+            ],
+            "status": {"value": status, "label": status.title()},
+            "profile": None,
+            "tenant": None,
+            "label": "",
+            "color": "",
+            "length": length,
             "length_unit": {"value": unit, "label": units[unit]} if unit and length is not None else None,
-            "description": "", "comments": "", "tags": [], "custom_fields": {},
-            "created": "2026-01-05T10:00:00Z", "last_updated": "2026-01-05T10:00:00Z",
+            "description": "",
+            "comments": "",
+            "tags": [],
+            "custom_fields": {},
+            "created": "2026-01-05T10:00:00Z",
+            "last_updated": "2026-01-05T10:00:00Z",
         }
         self.cables.append(cable)
         return cable
@@ -171,7 +337,7 @@ def _page(items: list[dict[str, Any]], path: str, query: dict[str, list[str]], b
     rest = f"&{rest}" if rest else ""
     nxt = f"{base}{path}?limit={limit}&offset={offset + limit}{rest}" if offset + limit < len(items) else None
     prev = f"{base}{path}?limit={limit}&offset={max(0, offset - limit)}{rest}" if offset else None
-    return {"count": len(items), "next": nxt, "previous": prev, "results": items[offset:offset + limit]}
+    return {"count": len(items), "next": nxt, "previous": prev, "results": items[offset : offset + limit]}
 
 
 @contextmanager
@@ -180,7 +346,7 @@ def serve(lab: Lab, token: str) -> Iterator[Server]:
     seen: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (BaseHTTPRequestHandler API)
+        def log_message(self, format: str, *args: Any) -> None:
             return
 
         def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
@@ -193,7 +359,7 @@ def serve(lab: Lab, token: str) -> Iterator[Server]:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server API)
+        def do_GET(self) -> None:
             seen.append(self.path)
             parts = urlsplit(self.path)
             query = parse_qs(parts.query)
@@ -205,13 +371,26 @@ def serve(lab: Lab, token: str) -> Iterator[Server]:
             if path == "/api/":
                 self._send(200, {"dcim": f"{lab.base}/api/dcim/"}, {"API-Version": NETBOX_VERSION[:3]})
             elif path == "/api/status/":
-                self._send(200, {"django-version": "5.1.5", "hostname": "netbox-lab", "installed_apps": {},
-                                 "netbox-version": NETBOX_VERSION, "netbox-full-version": NETBOX_VERSION,
-                                 "plugins": {}, "python-version": "3.12.3", "rq-workers-running": 1})
+                self._send(
+                    200,
+                    {
+                        "django-version": "5.1.5",
+                        "hostname": "netbox-lab",
+                        "installed_apps": {},
+                        "netbox-version": NETBOX_VERSION,
+                        "netbox-full-version": NETBOX_VERSION,
+                        "plugins": {},
+                        "python-version": "3.12.3",
+                        "rq-workers-running": 1,
+                    },
+                )
             elif path == "/api/dcim/devices/":
-                items = [d for d in lab.devices
-                         if all(lab.sites[d["id"]] == s for s in query.get("site", []))
-                         and all(t in lab.tags[d["id"]] for t in query.get("tag", []))]
+                items = [
+                    d
+                    for d in lab.devices
+                    if all(lab.sites[d["id"]] == s for s in query.get("site", []))
+                    and all(t in lab.tags[d["id"]] for t in query.get("tag", []))
+                ]
                 self._send(200, _page(items, path, query, lab.base))
             elif path == "/api/dcim/interfaces/":
                 ids = {int(x) for x in query.get("device_id", [])}
@@ -219,8 +398,14 @@ def serve(lab: Lab, token: str) -> Iterator[Server]:
                 self._send(200, _page(items, path, query, lab.base))
             elif path == "/api/dcim/cables/":
                 ids = {int(x) for x in query.get("device_id", [])}
-                items = [c for c in lab.cables if not ids or any(
-                    t["object"]["device"]["id"] in ids for t in c["a_terminations"] + c["b_terminations"])]
+                items = [
+                    c
+                    for c in lab.cables
+                    if not ids
+                    or any(
+                        t["object"]["device"]["id"] in ids for t in c["a_terminations"] + c["b_terminations"]
+                    )
+                ]
                 self._send(200, _page(items, path, query, lab.base))
             else:
                 self._send(404, {"detail": "Not found."})
