@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import yaml
@@ -35,6 +36,8 @@ _TYPE_SPEED = re.compile(r"^(\d+)gbase", re.IGNORECASE)
 _IB_TYPES = {"infiniband-hdr": 200, "infiniband-ndr": 400, "infiniband-edr": 100, "infiniband-hdr100": 100}
 """NetBox InterfaceTypeChoices for InfiniBand -> lane speed in Gb/s."""
 _SKIPPED_CABLE_STATUS = {"decommissioning"}
+MAX_PORTS = 256
+"""The inventory's limit on front-panel ports (``Switch.ports``)."""
 
 
 class ImportProblems(Exception):
@@ -136,6 +139,9 @@ class _Dev:
 
 def _classify(data: NetboxData, mapping: Mapping, problems: list[str], summary: ImportSummary) -> list[_Dev]:
     known = set(platforms.names())
+    kinds = Counter(platforms.info(n).kind for n in known)
+    host_only: dict[str, str] = {platforms.info(n).kind: n for n in known
+                 if platforms.info(n).kind != "switch" and kinds[platforms.info(n).kind] == 1}
     unmapped_platforms: Counter[str] = Counter()
     unmapped_roles: Counter[str] = Counter()
     devs: list[_Dev] = []
@@ -151,6 +157,8 @@ def _classify(data: NetboxData, mapping: Mapping, problems: list[str], summary: 
             continue
         plat_slug = _slug(d.get("platform"))
         plat = mapping.platform(plat_slug, known) if plat_slug else None
+        if plat is None and role is not None and ROLE_KIND[role] in host_only:
+            plat = host_only[ROLE_KIND[role]]  # the one platform of that kind: determined, not guessed
         if role is None:
             unmapped_roles[role_slug or "(no role)"] += 1
         if plat is None:
@@ -191,21 +199,31 @@ def _endpoint_iface(term: dict[str, Any]) -> int | None:
     return int(ident) if isinstance(ident, int) else None
 
 
-def _switch_ports(dev: _Dev, cabled_names: set[str], problems: list[str]) -> tuple[int, dict[str, str]]:
-    """Front-panel port count and breakouts, read back through the platform's own port naming."""
-    info = platforms.info(dev.platform)
+@cache
+def _port_names(platform: str) -> tuple[dict[str, int], dict[str, list[tuple[int, str]]]]:
+    """Plain port name -> number, and breakout sub-port name -> [(port number, mode)], per platform."""
+    info = platforms.info(platform)
     if info.port_name is None:
-        return max(1, len(dev.ifaces)), {}
-    plain = {info.port_name(n): n for n in range(1, 257)}
+        return {}, {}
+    plain = {info.port_name(n): n for n in range(1, MAX_PORTS + 1)}
     sub: dict[str, list[tuple[int, str]]] = {}
     for mode in sorted(info.allowed_breakouts):
         lanes_speed = parse_breakout(mode)
         if lanes_speed is None or info.subport_name is None:
             continue
         lanes = lanes_speed[0]
-        for n in range(1, 257):
+        for n in range(1, MAX_PORTS + 1):
             for lane in range(lanes):
                 sub.setdefault(info.subport_name(n, lane, lanes), []).append((n, mode))
+    return plain, sub
+
+
+def _switch_ports(dev: _Dev, cabled_names: set[str], problems: list[str]) -> tuple[int, dict[str, str]]:
+    """Front-panel port count and breakouts, read back through the platform's own port naming."""
+    info = platforms.info(dev.platform)
+    if info.port_name is None:
+        return max(1, len(dev.ifaces)), {}
+    plain, sub = _port_names(dev.platform)
     numbers = [plain[i["name"]] for i in dev.ifaces if i.get("name") in plain]
     speeds = {i["name"]: _speed_gbps(i) for i in dev.ifaces}
     by_port: dict[int, list[str]] = {}
@@ -221,7 +239,7 @@ def _switch_ports(dev: _Dev, cabled_names: set[str], problems: list[str]) -> tup
         parent = info.port_name(n)
         if parent in cabled_names:
             names.append(parent)
-        modes = set.intersection(*({m for _, m in sub.get(x, []) if _ == n} for x in names))
+        modes = set.intersection(*({mode for port, mode in sub.get(x, []) if port == n} for x in names))
         lane_speeds = {speeds.get(x) for x in names} - {None}
         if lane_speeds:
             modes = {m for m in modes if (parse_breakout(m) or (0, 0))[1] in lane_speeds}
@@ -409,8 +427,9 @@ def build_inventory(
             "link_speed": speed,
         },
     }
-    if mapping.credentials is not None:
-        doc["credentials"] = mapping.credentials
+    for section in ("credentials", "roce", "ib"):
+        if (value := getattr(mapping, section)) is not None:
+            doc[section] = value
     doc["switches"] = switches
     if hosts:
         doc["hosts"] = hosts

@@ -101,8 +101,8 @@ def nornir(fabric: Fabric) -> dict[str, str]:
     secrets_note = (
         "# Secrets are not written here. The fabriccfg inventory references them as:\n"
         + "\n".join(secret_lines or ["#   (no SSH secret reference in the inventory)"])
-        + "\n# Resolve them when Nornir starts, e.g. nr.inventory.defaults.password = "
-        "os.environ['FABRIC_SSH_PASSWORD'].\n"
+        + "\n# Resolve them when Nornir starts, e.g. for env:NAME: "
+        "nr.inventory.defaults.password = os.environ['NAME'].\n"
     )
     header = _header(fabric, left, "Nornir SimpleInventory")
     return {

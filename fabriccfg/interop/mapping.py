@@ -50,7 +50,8 @@ class FabricDefaults(BaseModel):
 
 
 class Mapping(BaseModel):
-    """The mapping file: ``platforms``, ``roles``, ``custom_fields``, ``fabric`` and ``credentials``."""
+    """The mapping file: ``platforms``, ``roles``, ``custom_fields``, ``fabric``, and the sections NetBox
+    has no place for (``credentials``, ``roce``, ``ib``), copied into the inventory for validate to check."""
 
     model_config = ConfigDict(extra="forbid")
     platforms: dict[str, str] = Field(
@@ -63,6 +64,10 @@ class Mapping(BaseModel):
     fabric: FabricDefaults = FabricDefaults()
     credentials: dict[str, object] | None = Field(
         None, description="Copied into the inventory as is (secret references only; validate checks it)"
+    )
+    roce: dict[str, object] | None = Field(None, description="RoCE intent, copied into the inventory as is")
+    ib: dict[str, object] | None = Field(
+        None, description="InfiniBand intent (subnet managers, SHARP, partitions), copied as is"
     )
 
     def platform(self, slug: str, known: set[str]) -> str | None:

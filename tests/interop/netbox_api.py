@@ -21,6 +21,9 @@ SOURCE of every shape (netbox-community/netbox, read through the project's look-
   ``netbox-full-version``, ``plugins``, ``python-version``, ``rq-workers-running``):
   netbox/netbox/api/views.py StatusView; ``API-Version`` response header on ``/api/``, which
   pynetbox's ``Api.version`` reads;
+- v1 tokens go in ``Authorization: Token <key>``, v2 tokens (``nbt_<id>.<secret>``, NetBox 4.5+) in
+  ``Authorization: Bearer <token>``: docs/integrations/rest-api.md "Authentication" (4.5+) and
+  netbox/netbox/api/authentication.py;
 - an invalid token is answered with HTTP 403 ``{"detail": "Invalid token"}`` (DRF
   ``AuthenticationFailed`` as NetBox raises it in netbox/api/authentication.py).
 Values (names, serials, addresses) are invented for this lab.
@@ -364,7 +367,8 @@ def serve(lab: Lab, token: str) -> Iterator[Server]:
             parts = urlsplit(self.path)
             query = parse_qs(parts.query)
             auth = self.headers.get("Authorization", "")
-            if auth != f"Token {token}":
+            scheme = "Bearer" if token.startswith("nbt_") else "Token"  # v2 tokens (NetBox 4.5+): Bearer
+            if auth != f"{scheme} {token}":
                 self._send(403, {"detail": "Invalid token"})
                 return
             path = parts.path
