@@ -239,3 +239,16 @@ def test_an_unreachable_netbox_is_one_line(tmp_path: Path) -> None:
     )
     assert res.exit_code == 1
     assert "cannot reach NetBox" in res.output and "Traceback" not in res.output
+
+
+def test_data_the_validator_refuses_is_reported_with_its_position_and_nothing_is_written(
+    netbox: Server, tmp_path: Path
+) -> None:
+    gpu = next(d for d in netbox.lab.devices if d["name"] == "gpu02")
+    gpu["name"] = "gpu 02"  # NetBox allows spaces in names; the inventory does not
+    out = tmp_path / "inventory.yaml"
+    res = run(netbox, out, "--site", "dc1", *MAPS)
+    assert res.exit_code == 1
+    assert f"{out}:" in res.output and "error[invalid-name]" in res.output and "'gpu 02'" in res.output
+    assert "does not validate; nothing written" in res.output
+    assert not out.exists() and list(tmp_path.iterdir()) == []
