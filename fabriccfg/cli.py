@@ -8,10 +8,13 @@ Each ``fabriccfg.commands.<family>`` module exposes ``register(app)``; heavy lib
 from __future__ import annotations
 
 import importlib
+from typing import Annotated
 
 import typer
 
-COMMAND_FAMILIES = ("inventory", "render", "mock", "push", "verify", "advise", "demo")
+from fabriccfg import __version__
+
+COMMAND_FAMILIES = ("inventory", "render", "mock", "push", "verify", "advise", "demo", "interop")
 
 app = typer.Typer(
     name="fabriccfg",
@@ -24,12 +27,23 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"fabriccfg {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit")] = False,
+) -> None:
+    """Validated intent, rendered configs, guarded pushes and health checks for AI-training fabrics."""
+
 
 @app.command()
 def version() -> None:
     """Print the fabriccfg version."""
-    from fabriccfg import __version__
-
     typer.echo(__version__)
 
 
