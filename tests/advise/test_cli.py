@@ -105,14 +105,19 @@ def test_sweep_reacts_to_set(cli: Cli) -> None:
         ((*BASE, "--pp", "0", "--sweep", "64"), "--tp and --pp"),
         (("--gpus", "1024", *BASE, "--micro-batch", "0"), "--micro-batch"),
         (("--gpus", "1024", *BASE, "--seq-len", "0"), "--seq-len"),
-        (("--gpus", "1024", *BASE, "--vpp", "0"), "--vpp"),
+        # 0 means automatic since issue 18 (interleaving by default); negative is still an error
+        (("--gpus", "1024", *BASE, "--vpp", "-1"), "--vpp"),
+        (("--gpus", "1024", *BASE, "--vpp", "20"), "cannot fill pp*vpp"),
+        (("--gpus", "1024", *BASE, "--roce-tuning", "perfect"), "--roce-tuning"),
+        (("--gpus", "1024", *BASE, "--recompute", "half"), "--recompute"),
         (("--gpus", "1024", *BASE, "--grad-bytes", "0"), "--grad-bytes"),
         (("--gpus", "1024", *BASE, "--global-batch", "0"), "--global-batch"),
         (("--gpus", "1024", *BASE, "--moe-experts", "-2"), "--moe-experts"),
         (("--gpus", "1024", *BASE, "--straggler", "sqrt"), "--straggler"),
         (("--gpus", "1024", *BASE, "--layers", "4"), "fewer than pp"),
         (("--gpus", "1024", *BASE, "--price", "-1"), "--price"),
-        (("--gpus", "1024", *BASE, "--base-eff", "0"), "--base-eff"),
+        (("--gpus", "1024", *BASE, "--base-eff", "-0.5"), "--base-eff"),
+        (("--gpus", "1024", *BASE, "--base-eff", "1.5"), "--base-eff"),
     ],
 )
 def test_bad_input_exit_2_without_traceback(cli: Cli, args: tuple[str, ...], needle: str) -> None:
