@@ -290,3 +290,75 @@ def test_from_telemetry_real_verify_capture(cli: Cli) -> None:
     by = {e["fabric"]: e for e in doc["estimates"]}
     assert by["roce-400g"]["mfu"] < by["ib-hdr-sharp"]["mfu"] / 2  # a live storm stalls the RoCE fabric
     assert doc["recommendation"]["winner"] != "roce-400g"
+
+
+def test_error_bars_in_table_and_json(cli: Cli) -> None:
+    """Issue 18: every MFU, step time, days and cost carries the calibration spread."""
+    from fabriccfg.advise import calibration as cal
+
+    bar = cal.spread().pts
+    r = cli("--gpus", "1024", *BASE)
+    assert r.exit_code == 0, r.output
+    assert f"±{bar:.1f} MFU pts" in r.stdout
+    assert r.stdout.count(f"±{bar:.1f}") >= 4  # header + one MFU cell per fabric
+    assert "decided by:" in r.stdout
+    doc = json.loads(cli("--gpus", "1024", *BASE, "--format", "json").stdout)
+    assert doc["calibration"]["spread_pts"] == bar
+    assert doc["roce_tuning"] == "untuned"
+    for e in doc["estimates"]:
+        lo, hi = e["mfu_range"]
+        assert lo == pytest.approx(e["mfu"] - bar / 100) and hi == pytest.approx(e["mfu"] + bar / 100)
+        assert e["step_range"][0] < e["step"] < e["step_range"][1]
+        assert e["cost_range"][0] < e["cost"] < e["cost_range"][1]
+        assert e["days_range"][0] < e["days"] < e["days_range"][1]
+    assert doc["recommendation"]["spread_pts"] == bar
+    sweep = json.loads(cli(*BASE, "--sweep", "64,4096", "--format", "json").stdout)
+    assert [row["tie"] for row in sweep["sweep"]] == [True, False]
+    assert sweep["sweep"][1]["decided_by"].startswith("roce-tuning=untuned")
+    assert sweep["sweep"][0]["decided_by"].startswith("robust")
+
+
+def test_tie_when_gap_inside_spread(cli: Cli) -> None:
+    doc = json.loads(cli("--gpus", "1024", *BASE, "--format", "json").stdout)
+    mfu = {e["fabric"]: e["mfu"] for e in doc["estimates"]}
+    rec = doc["recommendation"]
+    gap = abs(mfu[rec["winner"]] - mfu["roce-400g"]) * 100
+    assert gap <= doc["calibration"]["spread_pts"]
+    assert "roce-400g" in rec["tie_with"] or rec["winner"] == "roce-400g"
+    assert rec["reasons"][0].startswith("tie")
+
+
+def test_roce_tuning_changes_roce_only(cli: Cli) -> None:
+    def run(*extra: str) -> dict[str, Any]:
+        out = cli("--gpus", "4096", *BASE, "--format", "json", "--explain", *extra)
+        assert out.exit_code == 0, out.output
+        return dict(json.loads(out.stdout))
+
+    untuned, tuned = run(), run("--roce-tuning", "tuned")
+    mfu_u = {e["fabric"]: e["mfu"] for e in untuned["estimates"]}
+    mfu_t = {e["fabric"]: e["mfu"] for e in tuned["estimates"]}
+    assert mfu_t["roce-400g"] > mfu_u["roce-400g"]
+    assert mfu_t["ib-hdr-sharp"] == mfu_u["ib-hdr-sharp"]
+    assert untuned["recommendation"]["winner"] == "ib-hdr-sharp" and not untuned["recommendation"]["tie_with"]
+    rec = tuned["recommendation"]
+    assert "roce-400g" in rec["tie_with"] or rec["winner"] == "roce-400g"
+    assert untuned["recommendation"]["decided_by"].startswith("roce-tuning=untuned")
+    jit = {(a["scope"], a["name"]): a for a in tuned["assumptions"]}
+    assert "Meta" in jit[("fabric roce-400g", "ecmp_collision_p")]["source"]
+    # --set still wins over the tuning profile
+    pinned = run("--roce-tuning", "tuned", "--set", "roce.jitter_cv=0.3")
+    assert {e["fabric"]: e["mfu"] for e in pinned["estimates"]}["roce-400g"] < mfu_t["roce-400g"]
+
+
+def test_explain_lists_calibration_spread(cli: Cli) -> None:
+    from fabriccfg.advise import calibration as cal
+
+    r = cli("--gpus", "512", *BASE, "--explain")
+    assert r.exit_code == 0, r.output
+    assert "calibration" in r.stdout and "llama3-405b-16k" in r.stdout
+    doc = json.loads(cli("--gpus", "512", *BASE, "--explain", "--format", "json").stdout)
+    rows = [a for a in doc["assumptions"] if a["scope"].startswith("calibration")]
+    assert rows[0]["name"] == "spread" and rows[0]["value"] == cal.spread().pts
+    ids = {a["name"] for a in rows[1:]}
+    assert ids == {e.id for e in cal.load()}
+    assert all("Table" in a["source"] or "abstract" in a["source"] for a in rows[1:])
