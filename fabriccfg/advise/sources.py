@@ -489,7 +489,8 @@ OVERLAP_EFF = Cited(
     "x",
     "Megatron overlap_grad_reduce / overlap_param_gather: DP collectives hide under the backward "
     "of the last micro-batch and the forward of the first (Narayanan SC'21 [R])",
-    "window = T_comp / m; the last bucket is always exposed",
+    "window = T_comp/m + (v-1)/v x bubble (issue 18: interleaved stages' gradients reduce during the "
+    "drain; without it Llama 3 405B at 16K was ~0.5 s/step too slow); the last bucket is always exposed",
     tag="A",
 )
 PP_INTERLEAVE = Cited(
