@@ -13,6 +13,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from typer.testing import Result
@@ -53,14 +54,10 @@ def test_issue_runs_within_three_points_with_published_settings() -> None:
 def test_default_interleaving_is_what_closes_the_llama_gap() -> None:
     """Issue 18 measured 23.4% at 16K with vpp=1; the automatic schedule is what fixes it."""
     e = next(x for x in ENTRIES if x.id == "llama3-405b-16k")
-    flat = m.estimate(e.workload().__class__(**{**_fields(e.workload()), "vpp": 1}), e.profile())
+    flat = m.estimate(replace(e.workload(), vpp=1), e.profile())
     auto = cal.run(e)
     assert auto.estimate.vpp > 1
     assert auto.predicted - flat.mfu > 0.05
-
-
-def _fields(w: m.Workload) -> dict[str, object]:
-    return {k: getattr(w, k) for k in w.__dataclass_fields__}
 
 
 def test_base_efficiencies_are_the_fit_of_the_fit_entries() -> None:
