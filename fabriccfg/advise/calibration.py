@@ -8,6 +8,7 @@ the allowed error; this module runs the model on them, fits the per-GPU base eff
 
 from __future__ import annotations
 
+import itertools
 import math
 import shlex
 from dataclasses import dataclass
@@ -156,6 +157,17 @@ class Result:
     def within(self) -> bool:
         return abs(self.error_pts) <= self.entry.tolerance_pts
 
+    @property
+    def fabric_share(self) -> float:
+        """Share of the predicted step that depends on the fabric (phi = fabric_dependent / step)."""
+        return self.estimate.fabric_dependent / self.estimate.step
+
+    @property
+    def fabric_pts(self) -> float:
+        """The part of the error the fabric-dependent terms would carry if every term were off by
+        the same relative amount: error x phi (the rest, error x (1 - phi), is common mode)."""
+        return self.error_pts * self.fabric_share
+
 
 def run(entry: Entry, base_eff: float | None = None) -> Result:
     """Reproduce one entry with the advisor (the GPU's calibrated base efficiency unless given)."""
@@ -220,8 +232,82 @@ def spread(rows: tuple[Result, ...] | None = None) -> Spread:
     worst = max(scoped, key=lambda r: abs(r.error_pts))
     rms = math.sqrt(math.fsum(r.error_pts**2 for r in scoped) / len(scoped))
     # rounded up to 0.5 points: the bar is a statement about the data, not a fitted decimal
-    pts = math.ceil(abs(worst.error_pts) * 2 - 1e-9) / 2
-    return Spread(max(0.5, pts), rms, len(scoped), worst.entry.id)
+    return Spread(_bar(worst.error_pts), rms, len(scoped), worst.entry.id)
+
+
+def _bar(worst_pts: float) -> float:
+    """|worst error| rounded up to 0.5 points, at least 0.5: the same rule for both error bars."""
+    return max(0.5, math.ceil(abs(worst_pts) * 2 - 1e-9) / 2)
+
+
+# Settings that must be equal for two entries to form a scale pair: everything that sets the
+# per-GPU compute (and so the base-efficiency error) except the GPU count and the data-parallel size.
+PAIR_KEY = (
+    "gpu", "params", "layers", "hidden", "tp", "pp", "vpp", "seq_len", "micro_batch",
+    "recompute", "metric", "fabric", "roce_tuning",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """Two published runs of one model, GPU, parallelism and fabric at two scales (issue 18).
+
+    Their compute error is common to both - the same as between two fabrics on one workload - so
+    the error of the *difference* (predicted drop minus published drop) measures the model on what
+    changes with scale: the DP all-reduce, pipeline p2p and straggler terms.
+    """
+
+    small: Result
+    large: Result
+
+    @property
+    def published_drop_pts(self) -> float:
+        return (self.small.entry.published - self.large.entry.published) * 100.0
+
+    @property
+    def predicted_drop_pts(self) -> float:
+        return (self.small.predicted - self.large.predicted) * 100.0
+
+    @property
+    def error_pts(self) -> float:
+        """Error of the difference: large.error - small.error (the common part cancels)."""
+        return self.large.error_pts - self.small.error_pts
+
+    @property
+    def name(self) -> str:
+        return f"{self.small.entry.id} -> {self.large.entry.id}"
+
+
+def pairs(rows: tuple[Result, ...] | None = None) -> list[Pair]:
+    """Scale pairs among the in-scope entries: equal PAIR_KEY, different GPU counts (adjacent sizes)."""
+    rows = results() if rows is None else rows
+    groups: dict[tuple[object, ...], list[Result]] = {}
+    for r in rows:
+        if r.entry.role == "limit":
+            continue
+        groups.setdefault(tuple(getattr(r.entry, k) for k in PAIR_KEY), []).append(r)
+    out: list[Pair] = []
+    for members in groups.values():
+        members.sort(key=lambda r: r.entry.gpus)
+        out += [Pair(a, b) for a, b in itertools.pairwise(members) if a.entry.gpus != b.entry.gpus]
+    return sorted(out, key=lambda p: p.name)
+
+
+def paired_spread(rows: tuple[Result, ...] | None = None) -> Spread:
+    """The error bar of an MFU *difference* between two fabrics on one workload (issue 18).
+
+    The largest |error of the difference| over the scale pairs, rounded as the absolute spread is.
+    Single runs cannot give it: no calibration run spends more than ~2% of its step in
+    fabric-dependent time, so error x phi (Result.fabric_pts) is ~0 for want of evidence, not
+    for accuracy. Without any pair, the absolute spread is returned (the conservative side).
+    """
+    rows = results() if rows is None else rows
+    found = pairs(rows)
+    if not found:
+        return spread(rows)
+    worst = max(found, key=lambda p: abs(p.error_pts))
+    rms = math.sqrt(math.fsum(p.error_pts**2 for p in found) / len(found))
+    return Spread(_bar(worst.error_pts), rms, len(found), worst.name)
 
 
 def with_spread(est: mdl.Estimate, bar: Spread) -> dict[str, object]:
@@ -250,13 +336,17 @@ def holdout_check(entries: list[Entry]) -> list[Result]:
 
 
 __all__ = [
+    "PAIR_KEY",
     "CalibrationError",
     "Entry",
+    "Pair",
     "Result",
     "Spread",
     "fit_base_eff",
     "holdout_check",
     "load",
+    "paired_spread",
+    "pairs",
     "refit",
     "results",
     "run",

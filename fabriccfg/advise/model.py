@@ -376,6 +376,9 @@ class Estimate:
     sigma_rank: float
     emax: float
     tail_source: str = "assumed"  # where the jitter/ECMP/pause inputs came from
+    # time every fabric would spend on this workload: compute, bubble, NVLink TP and the compute
+    # part of the straggler wait; its error cancels when two fabrics are compared (issue 18)
+    common: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -386,10 +389,16 @@ class Estimate:
     def fabric_exposed(self) -> float:
         return self.dp_exposed + self.pp_exposed + self.moe_exposed
 
+    @property
+    def fabric_dependent(self) -> float:
+        """Step time that depends on the fabric (step minus the common-mode part)."""
+        return max(0.0, self.step - self.common)
+
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["exposed_comm"] = self.exposed_comm
         out["fabric_exposed"] = self.fabric_exposed
+        out["fabric_dependent"] = self.fabric_dependent
         return out
 
 
@@ -565,6 +574,15 @@ def estimate(
         hiccup = telemetry.hiccup_delay * p_any(telemetry.hiccup_p, n)
 
     step = t_comp + bubble + t_tp + dp_exposed + pp_exposed + moe_exposed + straggler + hiccup
+    # common mode (issue 18, paired error): what the step would be on any fabric, i.e. the terms
+    # whose calibration error cancels between two fabrics: compute, bubble, TP on NVLink, and the
+    # straggler wait of the compute jitter alone. A measured spread cannot be split: all of it
+    # then counts as fabric-dependent (the conservative side).
+    straggler_common = 0.0
+    if not (telemetry and telemetry.step_jitter_std is not None):
+        sigma_comp = knobs.compute_jitter_cv * t_comp
+        straggler_common = expected_max_delay(dist, mean_jitter, sigma_comp, n, knobs.straggler_method)
+    common = t_comp + bubble + (0.0 if tp_on_fabric else t_tp) + min(straggler, straggler_common)
     mfu = flops_step / (step * n * peak)
     hfu = mfu * recompute
 
@@ -619,6 +637,7 @@ def estimate(
         sigma_rank=sigma,
         emax=emax,
         tail_source=_tail_source(fab, telemetry),
+        common=common,
         warnings=warnings,
     )
 
@@ -658,27 +677,38 @@ def _metric(estimates: list[Estimate]) -> tuple[str, Callable[[Estimate], float]
     return "time to train", lambda e: e.days
 
 
-def within_spread(best: Estimate, other: Estimate, spread_pts: float) -> bool:
-    """True when two fabrics' MFU differ by no more than the calibration spread (issue 18)."""
-    return abs(best.mfu - other.mfu) * 100.0 <= spread_pts + 1e-9
+def within_spread(best: Estimate, other: Estimate, paired_pts: float) -> bool:
+    """True when two fabrics' MFU differ by no more than the paired error bar (issue 18).
+
+    ``paired_pts`` is the calibration's error on a *difference* between fabrics on one workload
+    (calibration.paired_spread): the compute error is common to both and cancels, so it is not
+    the absolute ± on each MFU.
+    """
+    return abs(best.mfu - other.mfu) * 100.0 <= paired_pts + 1e-9
 
 
-def tied_with(estimates: list[Estimate], spread_pts: float = 0.0) -> list[str]:
-    """Fabrics tied with the best: within TIE_TOLERANCE on the metric, or within the MFU spread."""
+def paired_text(best: Estimate, other: Estimate, paired_pts: float) -> str:
+    """'ib-hdr-sharp ahead by 1.9 ± 2.0 pts (paired)': the gap with the error of a difference."""
+    return f"{best.fabric} ahead by {abs(best.mfu - other.mfu) * 100:.1f} ± {paired_pts:.1f} pts (paired)"
+
+
+def tied_with(estimates: list[Estimate], paired_pts: float = 0.0) -> list[str]:
+    """Fabrics tied with the best: within TIE_TOLERANCE on the metric, or within the paired bar."""
     _, key = _metric(estimates)
     ranked = sorted(estimates, key=key)
     return [
         e.fabric
         for e in ranked[1:]
-        if is_tie(key(e) / key(ranked[0]) - 1.0) or within_spread(ranked[0], e, spread_pts)
+        if is_tie(key(e) / key(ranked[0]) - 1.0) or within_spread(ranked[0], e, paired_pts)
     ]
 
 
-def recommend(estimates: list[Estimate], spread_pts: float = 0.0) -> tuple[str, list[str]]:
+def recommend(estimates: list[Estimate], paired_pts: float = 0.0) -> tuple[str, list[str]]:
     """Pick the cheapest fabric (or the fastest when no price is known) and say why, term by term.
 
-    ``spread_pts`` is the calibration's error bar in MFU points: a runner-up whose MFU is within it
-    is a tie, because the model cannot tell the two apart (issue 18).
+    ``paired_pts`` is the calibration's error on an MFU difference between two fabrics (compute
+    error cancelled): a runner-up whose MFU is within it is a tie, because the model cannot tell
+    the two apart (issue 18).
     """
     if not estimates:
         raise AdviseError("nothing to compare")
@@ -690,20 +720,20 @@ def recommend(estimates: list[Estimate], spread_pts: float = 0.0) -> tuple[str, 
         return best.fabric, [f"only {best.fabric} was compared"]
     runner = ranked[1]
     margin = key(runner) / key(best) - 1.0
-    gap = abs(best.mfu - runner.mfu) * 100.0
+    paired = paired_text(best, runner, paired_pts)
     if is_tie(margin):
         reasons.append(
             f"{best.fabric} and {runner.fabric} are within {margin:.2%} on {metric} (tie below "
             f"{TIE_TOLERANCE:.0%}): decide on price per port, operations and reliability, not utilisation"
         )
-    elif within_spread(best, runner, spread_pts):
+    elif within_spread(best, runner, paired_pts):
         reasons.append(
-            f"tie: {best.fabric} is ahead of {runner.fabric} by {gap:.1f} MFU points ({margin:.1%} on "
-            f"{metric}), inside the calibration spread of ±{spread_pts:.1f} pts: the model cannot "
-            "separate them; decide on price per port, operations and reliability"
+            f"tie: {paired} over {runner.fabric} ({margin:.1%} on {metric}); the gap is inside the "
+            "error of a fabric difference: the model cannot separate them; decide on price per "
+            "port, operations and reliability"
         )
     else:
-        reasons.append(f"{best.fabric} is {margin:.1%} better on {metric} than {runner.fabric}")
+        reasons.append(f"{best.fabric} is {margin:.1%} better on {metric} than {runner.fabric}: {paired}")
     for other in ranked[1:]:
         reasons.append(_why(best, other))
     tail_terms = ("straggler", "hiccups")
@@ -757,8 +787,9 @@ class SweepRow:
     winner: str
     margin: float
     metric: str
-    tie: bool = False  # margin below TIE_TOLERANCE or MFU gap inside the calibration spread
+    tie: bool = False  # margin below TIE_TOLERANCE or MFU gap inside the paired error bar
     gap_pts: float = 0.0  # MFU points between the winner and the runner-up
+    paired_pts: float = 0.0  # the error bar the gap was held against (calibration.paired_spread)
 
 
 def sweep(
@@ -769,7 +800,7 @@ def sweep(
     knobs: Knobs | None = None,
     telemetry: dict[str, Telemetry] | None = None,
     port_costs: dict[str, float] | None = None,
-    spread_pts: float = 0.0,
+    paired_pts: float = 0.0,
 ) -> list[SweepRow]:
     """Run the model at each scale; the winner and margin per scale are computed, never tabulated."""
     rows: list[SweepRow] = []
@@ -784,9 +815,11 @@ def sweep(
         ranked = sorted(ests, key=key)
         margin = key(ranked[1]) / key(ranked[0]) - 1.0 if len(ranked) > 1 else 0.0
         gap = abs(ranked[0].mfu - ranked[1].mfu) * 100.0 if len(ranked) > 1 else 0.0
-        tie = len(ranked) > 1 and (is_tie(margin) or within_spread(ranked[0], ranked[1], spread_pts))
+        tie = len(ranked) > 1 and (is_tie(margin) or within_spread(ranked[0], ranked[1], paired_pts))
         rows.append(
-            SweepRow(n, band(n), ests, winner, margin, "cost" if metric == "cost" else "days", tie, gap)
+            SweepRow(
+                n, band(n), ests, winner, margin, "cost" if metric == "cost" else "days", tie, gap, paired_pts
+            )
         )
     return rows
 
@@ -800,7 +833,8 @@ def band_summary(rows: list[SweepRow]) -> dict[str, str]:
             continue
         parts = []
         for r in inside:
-            label = f"tie ({r.winner} by {r.margin:.2%})" if r.tie else r.winner
+            gap = f"{r.gap_pts:.1f} ± {r.paired_pts:.1f} pts paired"
+            label = f"tie ({r.winner} by {r.margin:.2%}, {gap})" if r.tie else f"{r.winner} ({gap})"
             parts.append(f"{r.gpus}: {label}")
         winners = {r.winner for r in inside if not r.tie}
         head = winners.pop() if len(winners) == 1 else ("mixed" if winners else "tie")

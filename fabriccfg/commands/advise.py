@@ -212,6 +212,7 @@ def register(app: typer.Typer) -> None:
             if telemetry is not None:
                 tel, tel_notes = mdl.load_telemetry(telemetry, profiles)
             bar = cal.spread()
+            pbar = cal.paired_spread()  # decides win/tie: the compute error cancels in a pair
             if gpus:
                 mdl.validate(work)
             for s in scales or []:
@@ -225,13 +226,13 @@ def register(app: typer.Typer) -> None:
             )
             rows = (
                 mdl.sweep(
-                    work, profiles, scales, knobs=knobs, telemetry=tel, port_costs=costs, spread_pts=bar.pts
+                    work, profiles, scales, knobs=knobs, telemetry=tel, port_costs=costs, paired_pts=pbar.pts
                 )
                 if scales
                 else []
             )
             decided = _decided_by(
-                work, profiles, roce_tuning, names, overrides or [], knobs, tel, costs, single, rows, bar
+                work, profiles, roce_tuning, names, overrides or [], knobs, tel, costs, single, rows, pbar
             )
         except (mdl.AdviseError, cal.CalibrationError) as exc:
             raise _fail(str(exc)) from None
@@ -245,6 +246,7 @@ def register(app: typer.Typer) -> None:
             tel_notes=tel_notes,
             explain=explain,
             bar=bar,
+            pbar=pbar,
             roce_tuning=roce_tuning,
             decided=decided,
         )
@@ -278,7 +280,7 @@ def _decided_by(  # noqa: PLR0917 - the run's whole context, passed positionally
     costs: dict[str, float],
     single: list[Estimate],
     rows: list[SweepRow],
-    bar: Spread,
+    pbar: Spread,
 ) -> dict[str, Any] | None:
     """Which assumption drove the winner: rerun under the other --roce-tuning and compare (issue 18).
 
@@ -295,9 +297,9 @@ def _decided_by(  # noqa: PLR0917 - the run's whole context, passed positionally
     alt_profiles, _ = mdl.apply_overrides(alt_profiles, mdl.Knobs(), overrides)
     out: dict[str, Any] = {"assumption": "roce-tuning", "value": tuning, "alternative": alt}
     if single:
-        here = mdl.recommend(single, bar.pts)[0], bool(mdl.tied_with(single, bar.pts))
+        here = mdl.recommend(single, pbar.pts)[0], bool(mdl.tied_with(single, pbar.pts))
         other = [mdl.estimate(work, f, knobs, tel.get(f.name), costs.get(f.name)) for f in alt_profiles]
-        there = mdl.recommend(other, bar.pts)[0], bool(mdl.tied_with(other, bar.pts))
+        there = mdl.recommend(other, pbar.pts)[0], bool(mdl.tied_with(other, pbar.pts))
         out["single"] = {
             "this": _outcome(*here),
             "alternative": _outcome(*there),
@@ -311,7 +313,7 @@ def _decided_by(  # noqa: PLR0917 - the run's whole context, passed positionally
             knobs=knobs,
             telemetry=tel,
             port_costs=costs,
-            spread_pts=bar.pts,
+            paired_pts=pbar.pts,
         )
         out["sweep"] = {
             str(r.gpus): {
@@ -348,6 +350,7 @@ def _document(
     tel_notes: list[str],
     explain: bool,
     bar: Spread,
+    pbar: Spread,
     roce_tuning: str,
     decided: dict[str, Any] | None,
 ) -> dict[str, Any]:
@@ -369,6 +372,20 @@ def _document(
             "worst": bar.worst,
             "meaning": "largest |published - predicted| MFU/HFU error over the calibration runs "
             "(docs/advise.md); every MFU is ± this, step time, days and cost move with it",
+            "paired_spread_pts": pbar.pts,
+            "paired_rms_pts": round(pbar.rms_pts, 3),
+            "pairs": [
+                {
+                    "pair": p.name,
+                    "published_drop_pts": round(p.published_drop_pts, 3),
+                    "predicted_drop_pts": round(p.predicted_drop_pts, 3),
+                    "error_pts": round(p.error_pts, 3),
+                }
+                for p in cal.pairs()
+            ],
+            "paired_meaning": "error of an MFU difference between two fabrics on one workload: the "
+            "compute error is common to both and cancels; the largest error of the difference over "
+            "pairs of published runs at two scales (docs/advise.md); decides win or tie",
         },
     }
 
@@ -376,12 +393,13 @@ def _document(
         return {**e.as_dict(), **cal.with_spread(e, bar)}
 
     if single:
-        winner, reasons = mdl.recommend(single, bar.pts)
+        winner, reasons = mdl.recommend(single, pbar.pts)
         doc["estimates"] = [est(e) for e in single]
         doc["recommendation"] = {
             "winner": winner,
-            "tie_with": mdl.tied_with(single, bar.pts),
+            "tie_with": mdl.tied_with(single, pbar.pts),
             "spread_pts": bar.pts,
+            "paired_pts": pbar.pts,
             "decided_by": _decided_text(decided, (decided or {}).get("single")),
             "reasons": reasons,
         }
@@ -395,6 +413,7 @@ def _document(
                 "tie": r.tie,
                 "margin": r.margin,
                 "gap_pts": r.gap_pts,
+                "paired_pts": r.paired_pts,
                 "metric": r.metric,
                 "decided_by": _decided_text(decided, sweep_decided.get(str(r.gpus))),
                 "estimates": [est(e) for e in r.estimates],
@@ -405,11 +424,11 @@ def _document(
     if decided is not None:
         doc["assumption_check"] = decided
     if explain:
-        doc["assumptions"] = assumptions(work, profiles, knobs) + calibration_rows(bar)
+        doc["assumptions"] = assumptions(work, profiles, knobs) + calibration_rows(bar, pbar)
     return doc
 
 
-def calibration_rows(bar: Spread) -> list[dict[str, Any]]:
+def calibration_rows(bar: Spread, pbar: Spread) -> list[dict[str, Any]]:
     """--explain: the calibration spread and every entry's published vs predicted figure."""
     from fabriccfg.advise import calibration as cal
 
@@ -422,9 +441,34 @@ def calibration_rows(bar: Spread) -> list[dict[str, Any]]:
             "tag": "C",
             "source": f"largest |error| over {bar.entries} published runs (worst: {bar.worst}); "
             f"RMS {bar.rms_pts:.1f} pts; advise/calibration.yaml, docs/advise.md",
-            "note": "every MFU, step time, days and cost printed carries it; fabrics closer than it tie",
-        }
+            "note": "every MFU, step time, days and cost printed carries it (compute error, "
+            "common to all fabrics)",
+        },
+        {
+            "scope": "calibration",
+            "name": "paired spread",
+            "value": pbar.pts,
+            "unit": "MFU pts",
+            "tag": "C",
+            "source": f"largest |error of the difference| over {pbar.entries} scale pairs of published "
+            f"runs (worst: {pbar.worst}); RMS {pbar.rms_pts:.1f} pts; docs/advise.md",
+            "note": "error of a difference between two fabrics on one workload; fabrics closer than "
+            "it tie",
+        },
     ]
+    for p in cal.pairs():
+        out.append(
+            {
+                "scope": "calibration pair",
+                "name": p.name,
+                "value": round(p.error_pts, 2),
+                "unit": "pts error of the difference",
+                "tag": "C",
+                "source": f"published drop {p.published_drop_pts:.1f} pts, predicted "
+                f"{p.predicted_drop_pts:.1f} pts",
+                "note": "",
+            }
+        )
     for r in cal.results():
         e = r.entry
         out.append(
@@ -634,9 +678,16 @@ def _print_tables(
         con.print(f"telemetry: {note}", markup=False)
     calib = doc["calibration"]
     bar = calib["spread_pts"]
+    pbar = calib["paired_spread_pts"]
     con.print(
         f"error bar: ±{bar:.1f} MFU pts, the largest error over {calib['entries']} published runs "
         f"(see --explain); RoCE assumed {doc['roce_tuning']}",
+        markup=False,
+    )
+    con.print(
+        f"fabric differences: ±{pbar:.1f} pts (paired: the compute error cancels between fabrics; "
+        f"largest error of a difference over {len(calib['pairs'])} pairs of published runs); "
+        "a gap inside it is a tie",
         markup=False,
     )
     if single:
@@ -695,7 +746,7 @@ def _print_tables(
         for p in profiles:
             table.add_column(p.name, justify="right")
         table.add_column("winner")
-        table.add_column("margin", justify="right")
+        table.add_column("margin / MFU gap", justify="right")
         table.add_column("decided by")
         for r, d in zip(rows, doc["sweep"], strict=True):
             cells = []
@@ -707,7 +758,12 @@ def _print_tables(
                 cells.append(f"{e.mfu:.1%} / {tail} ±{pct:.0%}")
             win = f"tie ({r.winner} ahead)" if r.tie else r.winner
             table.add_row(
-                str(r.gpus), r.band, *cells, win, f"{r.margin:.2%} / {r.gap_pts:.1f} pts", d["decided_by"]
+                str(r.gpus),
+                r.band,
+                *cells,
+                win,
+                f"{r.margin:.2%} / {r.gap_pts:.1f} ± {r.paired_pts:.1f} pts (paired)",
+                d["decided_by"],
             )
         con.print(table)
         bands = Table(title="by scale band")

@@ -319,13 +319,24 @@ def test_error_bars_in_table_and_json(cli: Cli) -> None:
 
 
 def test_tie_when_gap_inside_spread(cli: Cli) -> None:
+    from fabriccfg.advise import calibration as cal
+
     doc = json.loads(cli("--gpus", "1024", *BASE, "--format", "json").stdout)
     mfu = {e["fabric"]: e["mfu"] for e in doc["estimates"]}
     rec = doc["recommendation"]
     gap = abs(mfu[rec["winner"]] - mfu["roce-400g"]) * 100
-    assert gap <= doc["calibration"]["spread_pts"]
+    paired = cal.paired_spread().pts
+    assert doc["calibration"]["paired_spread_pts"] == rec["paired_pts"] == paired
+    assert doc["calibration"]["paired_spread_pts"] < doc["calibration"]["spread_pts"]
+    assert gap <= paired
     assert "roce-400g" in rec["tie_with"] or rec["winner"] == "roce-400g"
     assert rec["reasons"][0].startswith("tie")
+    assert f"± {paired:.1f} pts (paired)" in rec["reasons"][0]
+    # the table prints the paired bar next to each sweep gap
+    r = cli(*BASE, "--sweep", "1024,4096")
+    assert r.exit_code == 0, r.output
+    assert f"fabric differences: ±{paired:.1f} pts (paired" in r.stdout
+    assert r.stdout.count(f"± {paired:.1f}") >= 2
 
 
 def test_roce_tuning_changes_roce_only(cli: Cli) -> None:
@@ -359,6 +370,9 @@ def test_explain_lists_calibration_spread(cli: Cli) -> None:
     doc = json.loads(cli("--gpus", "512", *BASE, "--explain", "--format", "json").stdout)
     rows = [a for a in doc["assumptions"] if a["scope"].startswith("calibration")]
     assert rows[0]["name"] == "spread" and rows[0]["value"] == cal.spread().pts
-    ids = {a["name"] for a in rows[1:]}
-    assert ids == {e.id for e in cal.load()}
-    assert all("Table" in a["source"] or "abstract" in a["source"] for a in rows[1:])
+    assert rows[1]["name"] == "paired spread" and rows[1]["value"] == cal.paired_spread().pts
+    pairs = [a for a in rows if a["scope"] == "calibration pair"]
+    assert {a["name"] for a in pairs} == {p.name for p in cal.pairs()} and pairs
+    runs = [a for a in rows[2:] if a["scope"] != "calibration pair"]
+    assert {a["name"] for a in runs} == {e.id for e in cal.load()}
+    assert all("Table" in a["source"] or "abstract" in a["source"] for a in runs)
