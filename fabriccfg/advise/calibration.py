@@ -54,6 +54,9 @@ class Entry(BaseModel):
     global_batch: int = Field(gt=0)
     micro_batch: int = Field(default=1, gt=0)
     recompute: Literal["none", "selective", "full"] = "selective"
+    # False when the source says DP gradient all-reduces were not overlapped with the backward
+    # pass (Korthikanti et al. §6.3): the advisor then runs with --set model.overlap_eff=0
+    dp_overlap: bool = True
     metric: Literal["mfu", "hfu"]
     published: float = Field(gt=0, le=1)
     tflops: float | None = None
@@ -80,6 +83,10 @@ class Entry(BaseModel):
             base_eff=base_eff,
         )
 
+    def knobs(self) -> mdl.Knobs:
+        """Model knobs of this run: the defaults, or no DP overlap when the run had none."""
+        return mdl.Knobs() if self.dp_overlap else mdl.Knobs(overlap_eff=0.0)
+
     def profile(self) -> src.FabricProfile:
         return src.with_roce_tuning(mdl.fabric_profile(self.fabric), self.roce_tuning)
 
@@ -102,6 +109,8 @@ class Entry(BaseModel):
         args += ["--fabrics", self.fabric]
         if self.roce_tuning != "untuned":
             args += ["--roce-tuning", self.roce_tuning]
+        if not self.dp_overlap:
+            args += ["--set", "model.overlap_eff=0"]
         return shlex.join(args)
 
 
@@ -171,7 +180,7 @@ class Result:
 
 def run(entry: Entry, base_eff: float | None = None) -> Result:
     """Reproduce one entry with the advisor (the GPU's calibrated base efficiency unless given)."""
-    est = mdl.estimate(entry.workload(base_eff), entry.profile())
+    est = mdl.estimate(entry.workload(base_eff), entry.profile(), entry.knobs())
     value = est.hfu if entry.metric == "hfu" else est.mfu
     return Result(entry, value, est)
 
