@@ -209,7 +209,8 @@ def fit_base_eff(entries: list[Entry], gpu: str, lo: float = 0.2, hi: float = 1.
 
 @dataclass(frozen=True, slots=True)
 class Spread:
-    """The calibration's error bar: the largest |error| of the in-scope entries, in MFU points."""
+    """A calibration error bar in MFU points: the largest |error| of the in-scope entries
+    (spread), or of the scale pairs' differences (paired_spread; entries then counts pairs)."""
 
     pts: float
     rms_pts: float
@@ -262,7 +263,7 @@ class Pair:
     """Two published runs of one model, GPU, parallelism and fabric at two scales (issue 18).
 
     Their compute error is common to both - the same as between two fabrics on one workload - so
-    the error of the *difference* (predicted drop minus published drop) measures the model on what
+    the error of the *difference* (published drop minus predicted drop) measures the model on what
     changes with scale: the DP all-reduce, pipeline p2p and straggler terms.
     """
 

@@ -198,6 +198,12 @@ def test_paired_error_derived_from_scale_pairs() -> None:
         assert p.error_pts == pytest.approx(-errors[p.small.entry.id, p.large.entry.id])
 
 
+def test_without_pairs_the_paired_bar_falls_back_to_the_absolute_one() -> None:
+    rows = tuple(r for r in cal.results() if r.entry.id not in {"llama3-405b-16k", "megatron-sp-530b-2240"})
+    assert cal.pairs(rows) == []
+    assert cal.paired_spread(rows) == cal.spread(rows)
+
+
 def test_single_runs_cannot_bound_the_fabric_part() -> None:
     """error x phi is ~0 because no published run spends much of its step on the fabric.
 
