@@ -192,9 +192,12 @@ class Workload:
     layers: int | None = None
     hidden: int | None = None
     grad_bytes: int = int(src.GRAD_BYTES.value)
-    vpp: int = int(src.PP_INTERLEAVE.value)
-    base_eff: float = src.BASE_EFFICIENCY.value
+    # None -> interleaved schedule when pp > 1 and the layers allow (see resolve_vpp); issue 18
+    vpp: int | None = None
+    # None -> the GPU generation's calibrated base efficiency (sources.GpuSpec.base_eff); issue 18
+    base_eff: float | None = None
     price: float | None = None  # $ per GPU-hour; None -> the GPU's anchor
+    recompute: str = "selective"  # none | selective | full (activation recomputation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +278,7 @@ def validate(w: Workload) -> None:
         ("--seq-len", w.seq_len),
         ("--global-batch", w.global_batch),
         ("--micro-batch", w.micro_batch),
-        ("--vpp", w.vpp),
+        ("--vpp", 1 if w.vpp is None else w.vpp),
         ("--grad-bytes", w.grad_bytes),
         ("--top-k", w.top_k),
     ):
@@ -293,13 +296,43 @@ def validate(w: Workload) -> None:
             f"global batch {w.global_batch} sequences is smaller than dp*micro-batch = {dp * w.micro_batch}; "
             "raise --global-batch or lower --gpus"
         )
-    if not 0 < w.base_eff <= 1:
+    if w.base_eff is not None and not 0 < w.base_eff <= 1:
         raise AdviseError("--base-eff must be in (0, 1]")
+    if w.recompute not in src.RECOMPUTE_FACTOR:
+        raise AdviseError(
+            f"--recompute must be one of {', '.join(src.RECOMPUTE_FACTOR)}, got {w.recompute!r}"
+        )
     if w.moe_experts < 0:
         raise AdviseError("--moe-experts must be >= 0")
     shape = derive_shape(w)
     if shape.layers < w.pp:
         raise AdviseError(f"model has {shape.layers} layers, fewer than pp={w.pp}")
+    if w.vpp is not None and w.vpp > 1 and shape.layers < w.pp * w.vpp:
+        raise AdviseError(
+            f"--vpp {w.vpp}: {shape.layers} layers cannot fill pp*vpp = {w.pp * w.vpp} virtual stages"
+        )
+
+
+def base_efficiency(w: Workload) -> float:
+    """The user's --base-eff, else the GPU generation's value fitted on the calibration set."""
+    return w.base_eff if w.base_eff is not None else gpu_spec(w.gpu).base_eff.value
+
+
+def resolve_vpp(w: Workload, layers: int, microbatches: float) -> int:
+    """Virtual pipeline stages: the user's --vpp, else the interleaved schedule's default.
+
+    Why (issue 18): large Megatron-style runs use the interleaved 1F1B schedule whenever pp > 1
+    (Narayanan et al. SC'21 §2.2.2; NeMo's published GPT-3 175B/Llama 2 70B/Nemotron-340B configs run
+    VP 6-20), and with vpp = 1 the advisor under-predicted Llama 3 405B by 10-18 MFU points. The
+    default takes one layer per virtual stage (v = L // pp, as NeMo's Llama 2 70B PP4/VP20 and
+    Nemotron-340B PP8/VP12 do), and only when there are at least pp micro-batches, which
+    Megatron's interleaved schedule requires.
+    """
+    if w.vpp is not None:
+        return w.vpp
+    if w.pp <= 1 or microbatches < w.pp:
+        return 1
+    return max(1, layers // w.pp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -317,6 +350,9 @@ class Estimate:
     pp: int
     dp: int
     ep: int
+    vpp: int
+    base_eff: float
+    recompute: str
     microbatches: float
     compute: float
     bubble: float
@@ -330,6 +366,7 @@ class Estimate:
     hiccup: float
     step: float
     mfu: float
+    hfu: float  # hardware FLOPs utilisation: counts recomputed FLOPs (what Narayanan SC'21 reports)
     ettr: float
     days: float
     gpu_hours: float
@@ -339,6 +376,9 @@ class Estimate:
     sigma_rank: float
     emax: float
     tail_source: str = "assumed"  # where the jitter/ECMP/pause inputs came from
+    # time every fabric would spend on this workload: compute, bubble, NVLink TP and the compute
+    # part of the straggler wait; its error cancels when two fabrics are compared (issue 18)
+    common: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -349,10 +389,16 @@ class Estimate:
     def fabric_exposed(self) -> float:
         return self.dp_exposed + self.pp_exposed + self.moe_exposed
 
+    @property
+    def fabric_dependent(self) -> float:
+        """Step time that depends on the fabric (step minus the common-mode part)."""
+        return max(0.0, self.step - self.common)
+
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["exposed_comm"] = self.exposed_comm
         out["fabric_exposed"] = self.fabric_exposed
+        out["fabric_dependent"] = self.fabric_dependent
         return out
 
 
@@ -425,8 +471,13 @@ def estimate(
     tokens_step = w.global_batch * w.seq_len
     flops_step = tokens_step * flops_per_token(shape.active_params, shape.layers, shape.hidden, w.seq_len)
     peak = gpu.peak_bf16.value
-    t_comp = flops_step / (n * peak * w.base_eff)
-    bubble = (w.pp - 1) / (w.vpp * m) * t_comp
+    base_eff = base_efficiency(w)
+    # full recomputation runs the forward twice: 8 instead of 6 FLOPs per parameter and token
+    # (Narayanan et al. SC'21 eq. 3 counts 4 passes); MFU still counts the model's 6N only
+    recompute = src.RECOMPUTE_FACTOR[w.recompute].value
+    t_comp = flops_step * recompute / (n * peak * base_eff)
+    vpp = resolve_vpp(w, shape.layers, m)
+    bubble = (w.pp - 1) / (vpp * m) * t_comp
 
     # -- fabric bandwidth after pauses and ECMP collisions --------------------------------------
     pause = fab.pause_fraction.value
@@ -456,7 +507,8 @@ def estimate(
     t_p2p = (
         (a0 + net_alpha + p2p_bytes / (bw / ecmp)) if pp_on_fabric else (a0 + nvl_alpha + p2p_bytes / nvl_bw)
     )
-    t_pp_total = 2 * m * t_p2p if w.pp > 1 else 0.0
+    # interleaving multiplies the p2p transfers by v (Narayanan SC'21 §2.2.2), smaller each
+    t_pp_total = 2 * m * vpp * t_p2p if w.pp > 1 else 0.0
     pp_exposed = 2 * (w.pp - 1) * t_p2p if w.pp > 1 else 0.0
 
     # -- data parallel: hierarchical all-reduce, local NVLink part then per-NIC inter-node -------
@@ -480,7 +532,13 @@ def estimate(
         )
         t_dp += t_exp
         buckets += eb
-    window = knobs.overlap_eff * t_comp / m
+    # DP overlap window (issue 18): Megatron's overlap_grad_reduce starts each bucket's reduction
+    # during the last micro-batch's backward and overlap_param_gather hides the all-gather under
+    # the first forward (T_comp/m). With the interleaved schedule the gradients of the later
+    # virtual stages are final while the earlier ones still drain, so (v-1)/v of the pipeline
+    # drain (the bubble, when the GPU waits anyway) is also available. Without this the advisor
+    # left ~0.5 s/step of DP all-reduce exposed at 16K GPUs where Llama 3 reports 41% MFU.
+    window = knobs.overlap_eff * (t_comp / m + (vpp - 1) / vpp * bubble)
     dp_exposed = max(t_dp / buckets, t_dp - window) if t_dp > 0 else 0.0
 
     # -- MoE all-to-all: dispatch + combine, forward and backward (4 per MoE layer per micro-batch) --
@@ -516,7 +574,17 @@ def estimate(
         hiccup = telemetry.hiccup_delay * p_any(telemetry.hiccup_p, n)
 
     step = t_comp + bubble + t_tp + dp_exposed + pp_exposed + moe_exposed + straggler + hiccup
+    # common mode (issue 18, paired error): what the step would be on any fabric, i.e. the terms
+    # whose calibration error cancels between two fabrics: compute, bubble, TP on NVLink, and the
+    # straggler wait of the compute jitter alone. A measured spread cannot be split: all of it
+    # then counts as fabric-dependent (the conservative side).
+    straggler_common = 0.0
+    if not (telemetry and telemetry.step_jitter_std is not None):
+        sigma_comp = knobs.compute_jitter_cv * t_comp
+        straggler_common = expected_max_delay(dist, mean_jitter, sigma_comp, n, knobs.straggler_method)
+    common = t_comp + bubble + (0.0 if tp_on_fabric else t_tp) + min(straggler, straggler_common)
     mfu = flops_step / (step * n * peak)
+    hfu = mfu * recompute
 
     # -- reliability, time and cost -----------------------------------------------------------------
     lam = fab.incident_rate.value * n  # interruptions per wall-clock hour
@@ -543,6 +611,9 @@ def estimate(
         pp=w.pp,
         dp=dp,
         ep=ep,
+        vpp=vpp,
+        base_eff=base_eff,
+        recompute=w.recompute,
         microbatches=m,
         compute=t_comp,
         bubble=bubble,
@@ -556,6 +627,7 @@ def estimate(
         hiccup=hiccup,
         step=step,
         mfu=mfu,
+        hfu=hfu,
         ettr=ettr,
         days=wall_h / 24.0,
         gpu_hours=gpu_hours,
@@ -565,6 +637,7 @@ def estimate(
         sigma_rank=sigma,
         emax=emax,
         tail_source=_tail_source(fab, telemetry),
+        common=common,
         warnings=warnings,
     )
 
@@ -604,15 +677,39 @@ def _metric(estimates: list[Estimate]) -> tuple[str, Callable[[Estimate], float]
     return "time to train", lambda e: e.days
 
 
-def tied_with(estimates: list[Estimate]) -> list[str]:
-    """Fabrics within TIE_TOLERANCE of the best on the deciding metric (excluding the best)."""
+def within_spread(best: Estimate, other: Estimate, paired_pts: float) -> bool:
+    """True when two fabrics' MFU differ by no more than the paired error bar (issue 18).
+
+    ``paired_pts`` is the calibration's error on a *difference* between fabrics on one workload
+    (calibration.paired_spread): the compute error is common to both and cancels, so it is not
+    the absolute ± on each MFU.
+    """
+    return abs(best.mfu - other.mfu) * 100.0 <= paired_pts + 1e-9
+
+
+def paired_text(best: Estimate, other: Estimate, paired_pts: float) -> str:
+    """'ib-hdr-sharp ahead by 1.9 ± 2.0 pts (paired)': the gap with the error of a difference."""
+    return f"{best.fabric} ahead by {abs(best.mfu - other.mfu) * 100:.1f} ± {paired_pts:.1f} pts (paired)"
+
+
+def tied_with(estimates: list[Estimate], paired_pts: float = 0.0) -> list[str]:
+    """Fabrics tied with the best: within TIE_TOLERANCE on the metric, or within the paired bar."""
     _, key = _metric(estimates)
     ranked = sorted(estimates, key=key)
-    return [e.fabric for e in ranked[1:] if is_tie(key(e) / key(ranked[0]) - 1.0)]
+    return [
+        e.fabric
+        for e in ranked[1:]
+        if is_tie(key(e) / key(ranked[0]) - 1.0) or within_spread(ranked[0], e, paired_pts)
+    ]
 
 
-def recommend(estimates: list[Estimate]) -> tuple[str, list[str]]:
-    """Pick the cheapest fabric (or the fastest when no price is known) and say why, term by term."""
+def recommend(estimates: list[Estimate], paired_pts: float = 0.0) -> tuple[str, list[str]]:
+    """Pick the cheapest fabric (or the fastest when no price is known) and say why, term by term.
+
+    ``paired_pts`` is the calibration's error on an MFU difference between two fabrics (compute
+    error cancelled): a runner-up whose MFU is within it is a tie, because the model cannot tell
+    the two apart (issue 18).
+    """
     if not estimates:
         raise AdviseError("nothing to compare")
     metric, key = _metric(estimates)
@@ -623,13 +720,20 @@ def recommend(estimates: list[Estimate]) -> tuple[str, list[str]]:
         return best.fabric, [f"only {best.fabric} was compared"]
     runner = ranked[1]
     margin = key(runner) / key(best) - 1.0
+    paired = paired_text(best, runner, paired_pts)
     if is_tie(margin):
         reasons.append(
             f"{best.fabric} and {runner.fabric} are within {margin:.2%} on {metric} (tie below "
             f"{TIE_TOLERANCE:.0%}): decide on price per port, operations and reliability, not utilisation"
         )
+    elif within_spread(best, runner, paired_pts):
+        reasons.append(
+            f"tie: {paired} over {runner.fabric} ({margin:.1%} on {metric}); the gap is inside the "
+            "error of a fabric difference: the model cannot separate them; decide on price per "
+            "port, operations and reliability"
+        )
     else:
-        reasons.append(f"{best.fabric} is {margin:.1%} better on {metric} than {runner.fabric}")
+        reasons.append(f"{best.fabric} is {margin:.1%} better on {metric} than {runner.fabric}: {paired}")
     for other in ranked[1:]:
         reasons.append(_why(best, other))
     tail_terms = ("straggler", "hiccups")
@@ -683,6 +787,9 @@ class SweepRow:
     winner: str
     margin: float
     metric: str
+    tie: bool = False  # margin below TIE_TOLERANCE or MFU gap inside the paired error bar
+    gap_pts: float = 0.0  # MFU points between the winner and the runner-up
+    paired_pts: float = 0.0  # the error bar the gap was held against (calibration.paired_spread)
 
 
 def sweep(
@@ -693,6 +800,7 @@ def sweep(
     knobs: Knobs | None = None,
     telemetry: dict[str, Telemetry] | None = None,
     port_costs: dict[str, float] | None = None,
+    paired_pts: float = 0.0,
 ) -> list[SweepRow]:
     """Run the model at each scale; the winner and margin per scale are computed, never tabulated."""
     rows: list[SweepRow] = []
@@ -704,9 +812,15 @@ def sweep(
         ]
         winner, _ = recommend(ests)
         metric, key = _metric(ests)
-        vals = sorted(key(e) for e in ests)
-        margin = vals[1] / vals[0] - 1.0 if len(vals) > 1 else 0.0
-        rows.append(SweepRow(n, band(n), ests, winner, margin, "cost" if metric == "cost" else "days"))
+        ranked = sorted(ests, key=key)
+        margin = key(ranked[1]) / key(ranked[0]) - 1.0 if len(ranked) > 1 else 0.0
+        gap = abs(ranked[0].mfu - ranked[1].mfu) * 100.0 if len(ranked) > 1 else 0.0
+        tie = len(ranked) > 1 and (is_tie(margin) or within_spread(ranked[0], ranked[1], paired_pts))
+        rows.append(
+            SweepRow(
+                n, band(n), ests, winner, margin, "cost" if metric == "cost" else "days", tie, gap, paired_pts
+            )
+        )
     return rows
 
 
@@ -719,9 +833,10 @@ def band_summary(rows: list[SweepRow]) -> dict[str, str]:
             continue
         parts = []
         for r in inside:
-            label = f"tie ({r.winner} by {r.margin:.2%})" if is_tie(r.margin) else r.winner
+            gap = f"{r.gap_pts:.1f} ± {r.paired_pts:.1f} pts paired"
+            label = f"tie ({r.winner} by {r.margin:.2%}, {gap})" if r.tie else f"{r.winner} ({gap})"
             parts.append(f"{r.gpus}: {label}")
-        winners = {r.winner for r in inside if not is_tie(r.margin)}
+        winners = {r.winner for r in inside if not r.tie}
         head = winners.pop() if len(winners) == 1 else ("mixed" if winners else "tie")
         out[name] = f"{head} — " + "; ".join(parts)
     return out

@@ -58,8 +58,36 @@ class GpuSpec:
     hbm: Cited  # GB
     nvlink: Cited  # GB/s per GPU per direction, effective (used for TP inside a node)
     price: Cited | None  # $ per GPU-hour; None when the sheet gives no anchor
+    base_eff: Cited  # fraction of peak reached when no communication is exposed (calibrated)
     gpus_per_node: int = 8
 
+
+# Base efficiency per GPU generation (issue 18). It was one constant (0.55, the §7 worked example
+# [C]); the calibration set showed that A100 runs need more and H100 runs less (H100 kernels reach
+# a smaller share of a 3x higher peak). Each value is the least-squares fit of that GPU's *fit*
+# entries in advise/calibration.yaml (held-out entries excluded); tests/advise/test_calibration.py
+# re-fits and fails when a value here drifts from what the data gives.
+A100_BASE_EFF = Cited(
+    0.62,
+    "of peak",
+    "fit to the A100 calibration entries (Korthikanti et al. MLSys'23 Table 5; Narayanan et al. SC'21)",
+    "docs/advise.md calibration table; held-out entries not used",
+    tag="C",
+)
+H100_BASE_EFF = Cited(
+    0.525,
+    "of peak",
+    "fit to the H100 calibration entry Llama 3 405B on 8,192 GPUs (Llama 3 paper Table 4)",
+    "the 16,384-GPU row is held out; docs/advise.md calibration table",
+    tag="C",
+)
+_NO_CAL_EFF = Cited(
+    H100_BASE_EFF.value,
+    "of peak",
+    "no calibration entry for this GPU: the H100 value is used",
+    "add a published run to advise/calibration.yaml to calibrate it",
+    tag="A",
+)
 
 GPUS: dict[str, GpuSpec] = {
     "a100": GpuSpec(
@@ -80,6 +108,7 @@ GPUS: dict[str, GpuSpec] = {
             "midpoint of the quoted range; volatile",
             tag="S",
         ),
+        base_eff=A100_BASE_EFF,
     ),
     "h100": GpuSpec(
         name="H100 SXM",
@@ -99,6 +128,7 @@ GPUS: dict[str, GpuSpec] = {
             "midpoint of the quoted range; reserved is 30-50% cheaper; DeepSeek-V3 assumed $2 for H800",
             tag="S",
         ),
+        base_eff=H100_BASE_EFF,
     ),
     "h200": GpuSpec(
         name="H200 SXM",
@@ -108,6 +138,7 @@ GPUS: dict[str, GpuSpec] = {
             370, "GB/s", "same NVLink 4 as H100 (nccl-tests #212)", "assumed equal to H100", tag="R"
         ),
         price=None,
+        base_eff=_NO_CAL_EFF,
     ),
     "b200": GpuSpec(
         name="B200",
@@ -121,6 +152,7 @@ GPUS: dict[str, GpuSpec] = {
         hbm=Cited(192, "GB", "NVIDIA B200 datasheet", "not in the sheet", tag="R"),
         nvlink=Cited(740, "GB/s", "NVLink 5 is 2x NVLink 4", "2 x the H100 effective value", tag="R"),
         price=None,
+        base_eff=_NO_CAL_EFF,
     ),
 }
 
@@ -233,7 +265,8 @@ _IB_JITTER = Cited(
 _ROCE_JITTER = Cited(
     0.10,
     "cv",
-    "assumption: ECMP hashing, PFC and ECN/DCQCN add variance (analytics §4.1-4.4, §4.6)",
+    "untuned RoCE: ECMP hashing, PFC and ECN/DCQCN add variance (analytics §4.1-4.4, §4.6); "
+    "--roce-tuning tuned sets the IB value",
     "no public per-fabric jitter data (analytics §9 gap 4); replace with --from-telemetry",
     tag="A",
 )
@@ -246,8 +279,10 @@ _IB_ECMP = Cited(
 _ROCE_ECMP = Cited(
     1e-4,
     "p",
-    "assumption for a well-run RoCE fabric (E-ECMP on QP + NCCL QP scaling, Meta SIGCOMM'24, §4.1)",
-    "1 - (1-p)^N gives +5% at 512 and +34% at 4096 ranks; Meta saw up to 40% from fixing ECMP [S]",
+    "untuned RoCE: 5-tuple ECMP over few elephant flows collides (Meta SIGCOMM'24 'low flow entropy', "
+    "Alibaba HPN hash polarization; analytics §4.1, §4.3)",
+    "1 - (1-p)^N gives +5% at 512 and +34% at 4096 ranks; Meta saw up to 40% from fixing ECMP [S]; "
+    "--roce-tuning tuned sets 0",
     tag="A",
 )
 _ECMP_SLOWDOWN = Cited(
@@ -346,6 +381,47 @@ FABRICS: dict[str, FabricProfile] = {
 
 DEFAULT_FABRICS: tuple[str, ...] = ("ib-hdr-sharp", "ib-hdr", "roce-400g")
 
+# --roce-tuning (issue 18). "untuned": the profiles above (static ECMP collisions, twice IB's
+# jitter). "tuned": what Meta did to run Llama 3 405B on RoCE at 16K GPUs - E-ECMP hashing on the
+# RoCE QP plus NCCL QP scaling ("up to 40%" better AllReduce than baseline ECMP, SIGCOMM'24 via
+# the engineering.fb.com 2024-08-05 post [S]), topology-aware collectives and placement, tuned
+# congestion control - after which Meta reports both its 24K RoCE and 24K InfiniBand clusters ran
+# GenAI training "without any network bottlenecks" (engineering.fb.com 2024-03-12, "Building
+# Meta's GenAI Infrastructure" [S]) and applied the same three optimisations to both to reach
+# equivalent performance (engineering.fb.com 2024-06-12, "How Meta trains large language models at
+# scale", as summarised by sysdesign-wiki [S]). The advisor encodes that as: no ECMP collisions and
+# the same per-rank jitter as IB. Bandwidth, latency and SHARP are unchanged.
+ROCE_TUNINGS: tuple[str, ...] = ("untuned", "tuned")
+TUNED_ROCE_ECMP = Cited(
+    0.0,
+    "p",
+    "tuned RoCE: E-ECMP on the RoCE QP + NCCL QP scaling, up to 40% better AllReduce than baseline "
+    "ECMP (Meta SIGCOMM'24 / engineering.fb.com 2024-08-05; analytics §4.1)",
+    tag="S",
+)
+TUNED_ROCE_JITTER = Cited(
+    _IB_JITTER.value,
+    "cv",
+    "tuned RoCE: Meta ran its 24K RoCE and 24K IB clusters 'without any network bottlenecks' "
+    "(engineering.fb.com 2024-03-12) -> the IB jitter assumption",
+    "the equality is the assumption [A]; no per-fabric jitter data exists (analytics §9 gap 4)",
+    tag="A",
+)
+
+
+def with_roce_tuning(profile: FabricProfile, tuning: str) -> FabricProfile:
+    """The profile under ``--roce-tuning``: RoCE profiles lose ECMP collisions and IB-level jitter."""
+    if tuning not in ROCE_TUNINGS:
+        raise ValueError(f"roce tuning must be one of {', '.join(ROCE_TUNINGS)}, got {tuning!r}")
+    if profile.family != "roce" or tuning == "untuned":
+        return profile
+    changed: dict[str, Cited] = {}
+    if "ecmp_collision_p" not in profile.overrides:  # --set / telemetry win over the profile
+        changed["ecmp_collision_p"] = TUNED_ROCE_ECMP
+    if "jitter_cv" not in profile.overrides:
+        changed["jitter_cv"] = TUNED_ROCE_JITTER
+    return replace(profile, description=profile.description + "; tuned (E-ECMP + QP scaling)", **changed)  # type: ignore[arg-type]
+
 
 # --------------------------------------------------------------------------------------------
 # Collective-library, workload and operations defaults
@@ -362,9 +438,28 @@ BASE_EFFICIENCY = Cited(
     0.55,
     "of peak",
     "analytics §7 worked example: compute at 55% of peak when communication-free",
-    "MegaScale 55.2% MFU at 12,288 GPUs including communication [V]; Megatron-Core 41-47% [V]",
+    "superseded by the per-GPU calibrated GpuSpec.base_eff (issue 18); kept as the sheet's example",
     tag="C",
 )
+RECOMPUTE_FACTOR: dict[str, Cited] = {
+    "none": Cited(1.0, "x FLOPs", "no activation recomputation", tag="V"),
+    "selective": Cited(
+        1.0,
+        "x FLOPs",
+        "Korthikanti et al. MLSys'23 Table 5: selective recomputation + sequence parallelism costs "
+        "1-2 points (MFU 56.3% vs HFU 57.0% for 1T)",
+        "absorbed in the base efficiency; Megatron's default for large models",
+        tag="S",
+    ),
+    "full": Cited(
+        4 / 3,
+        "x FLOPs",
+        "Narayanan et al. SC'21 eq. 3 counts 4 passes (8 N FLOPs per token instead of 6 N) with full "
+        "recomputation",
+        "its TFLOP/s and % of peak are therefore HFU; the advisor reports both",
+        tag="S",
+    ),
+}
 COMPUTE_JITTER_CV = Cited(
     0.005,
     "cv",
@@ -394,10 +489,19 @@ OVERLAP_EFF = Cited(
     "x",
     "Megatron overlap_grad_reduce / overlap_param_gather: DP collectives hide under the backward "
     "of the last micro-batch and the forward of the first (Narayanan SC'21 [R])",
-    "window = T_comp / m; the last bucket is always exposed",
+    "window = T_comp/m + (v-1)/v x bubble (issue 18: interleaved stages' gradients reduce during the "
+    "drain; without it Llama 3 405B at 16K was ~0.5 s/step too slow); the last bucket is always exposed",
     tag="A",
 )
-PP_INTERLEAVE = Cited(1, "virtual stages", "1F1B bubble (p-1)/(v m), Narayanan et al. SC'21 (§3.1)", tag="R")
+PP_INTERLEAVE = Cited(
+    0,
+    "virtual stages",
+    "0 = automatic: L // pp virtual stages (one layer each) when pp > 1 and m >= pp; bubble "
+    "(p-1)/(v m) (Narayanan et al. SC'21, §3.1)",
+    "NeMo 24.12 performance summary runs GPT-3 175B PP8/VP6, Llama 2 70B PP4/VP20, Nemotron-340B "
+    "PP8/VP12 (docs.nvidia.com); vpp = 1 under-predicted Llama 3 405B by 10-18 points (issue 18)",
+    tag="V",
+)
 MOE_TOP_K = Cited(2, "experts/token", "common MoE routing (GShard/Mixtral top-2)", tag="R")
 MOE_OVERLAP = Cited(
     0.0,

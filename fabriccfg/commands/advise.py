@@ -19,6 +19,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from fabriccfg.advise.calibration import Spread
     from fabriccfg.advise.model import Estimate, Knobs, SweepRow, Telemetry, Workload
     from fabriccfg.advise.sources import FabricProfile
 
@@ -109,10 +110,27 @@ def register(app: typer.Typer) -> None:
         grad_bytes: Annotated[
             int, typer.Option("--grad-bytes", help="Bytes per reduced gradient (4 fp32, 2 bf16).")
         ] = 4,
-        vpp: Annotated[int, typer.Option("--vpp", help="Interleaved virtual pipeline stages.")] = 1,
+        vpp: Annotated[
+            int,
+            typer.Option("--vpp", help="Interleaved virtual pipeline stages (0 = automatic: L // pp)."),
+        ] = 0,
         base_eff: Annotated[
-            float, typer.Option("--base-eff", help="Fraction of peak when communication-free.")
-        ] = 0.55,
+            float,
+            typer.Option(
+                "--base-eff",
+                help="Fraction of peak when communication-free (0 = the GPU's calibrated value).",
+            ),
+        ] = 0.0,
+        recompute: Annotated[
+            str, typer.Option("--recompute", help="Activation recomputation: none, selective or full.")
+        ] = "selective",
+        roce_tuning: Annotated[
+            str,
+            typer.Option(
+                "--roce-tuning",
+                help="untuned (ECMP collisions, 2x IB jitter) or tuned (E-ECMP + QP scaling, IB jitter).",
+            ),
+        ] = "untuned",
         price: Annotated[
             float | None, typer.Option("--price", help="$ per GPU-hour (default: the GPU's anchor).")
         ] = None,
@@ -134,12 +152,18 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Compare training fabrics: step time (compute, exposed comm, straggler), MFU, days and cost."""
+        from fabriccfg.advise import calibration as cal
         from fabriccfg.advise import model as mdl
+        from fabriccfg.advise import sources as src
 
         if fmt not in ("table", "json"):
             raise _fail(f"--format must be table or json, got {fmt!r}")
         if straggler not in ("exact", "blom"):
             raise _fail(f"--straggler must be exact or blom, got {straggler!r}")
+        if roce_tuning not in src.ROCE_TUNINGS:
+            raise _fail(f"--roce-tuning must be one of {', '.join(src.ROCE_TUNINGS)}, got {roce_tuning!r}")
+        if vpp < 0 or base_eff < 0:
+            raise _fail("--vpp and --base-eff must be >= 0 (0 = automatic)")
         try:
             n_params = parse_quantity(params, "--params")
             n_tokens = parse_quantity(tokens, "--tokens")
@@ -156,7 +180,7 @@ def register(app: typer.Typer) -> None:
         costs = _port_costs(port_cost)
         try:
             names = dict.fromkeys(x.strip().lower() for x in fabrics.split(",") if x.strip())
-            profiles = [mdl.fabric_profile(x) for x in names]
+            profiles = [src.with_roce_tuning(mdl.fabric_profile(x), roce_tuning) for x in names]
             if not profiles:
                 raise mdl.AdviseError("--fabrics is empty")
             for name in costs:
@@ -176,9 +200,10 @@ def register(app: typer.Typer) -> None:
                 layers=layers or None,
                 hidden=hidden or None,
                 grad_bytes=grad_bytes,
-                vpp=vpp,
-                base_eff=base_eff,
+                vpp=vpp or None,
+                base_eff=base_eff or None,
                 price=price,
+                recompute=recompute,
             )
             knobs = mdl.Knobs(straggler_method=straggler)
             profiles, knobs = mdl.apply_overrides(profiles, knobs, overrides or [])
@@ -186,6 +211,8 @@ def register(app: typer.Typer) -> None:
             tel_notes: list[str] = []
             if telemetry is not None:
                 tel, tel_notes = mdl.load_telemetry(telemetry, profiles)
+            bar = cal.spread()
+            pbar = cal.paired_spread()  # decides win/tie: the compute error cancels in a pair
             if gpus:
                 mdl.validate(work)
             for s in scales or []:
@@ -198,11 +225,16 @@ def register(app: typer.Typer) -> None:
                 else []
             )
             rows = (
-                mdl.sweep(work, profiles, scales, knobs=knobs, telemetry=tel, port_costs=costs)
+                mdl.sweep(
+                    work, profiles, scales, knobs=knobs, telemetry=tel, port_costs=costs, paired_pts=pbar.pts
+                )
                 if scales
                 else []
             )
-        except mdl.AdviseError as exc:
+            decided = _decided_by(
+                work, profiles, roce_tuning, names, overrides or [], knobs, tel, costs, single, rows, pbar
+            )
+        except (mdl.AdviseError, cal.CalibrationError) as exc:
             raise _fail(str(exc)) from None
 
         doc = _document(
@@ -213,6 +245,10 @@ def register(app: typer.Typer) -> None:
             rows=rows,
             tel_notes=tel_notes,
             explain=explain,
+            bar=bar,
+            pbar=pbar,
+            roce_tuning=roce_tuning,
+            decided=decided,
         )
         if not gpus:
             doc["inputs"]["gpus"] = None  # sweep only
@@ -222,6 +258,81 @@ def register(app: typer.Typer) -> None:
             _print_tables(doc, single, rows, profiles, explain)
         if plot is not None:
             _plot(plt, rows, profiles, plot)
+
+
+def _outcome(winner: str, tie: bool) -> str:
+    return f"tie ({winner} ahead)" if tie else winner
+
+
+def _decision(winner: str, tie: bool) -> str:
+    """What the user is told to do: a tie is a tie whichever fabric is nominally ahead."""
+    return "tie" if tie else winner
+
+
+def _decided_by(  # noqa: PLR0917 - the run's whole context, passed positionally once
+    work: Workload,
+    profiles: list[FabricProfile],
+    tuning: str,
+    names: dict[str, None],
+    overrides: list[str],
+    knobs: Knobs,
+    tel: dict[str, Telemetry],
+    costs: dict[str, float],
+    single: list[Estimate],
+    rows: list[SweepRow],
+    pbar: Spread,
+) -> dict[str, Any] | None:
+    """Which assumption drove the winner: rerun under the other --roce-tuning and compare (issue 18).
+
+    Only meaningful when RoCE is compared with another family; None otherwise.
+    """
+    from fabriccfg.advise import model as mdl
+    from fabriccfg.advise import sources as src
+
+    families = {p.family for p in profiles}
+    if "roce" not in families or len(families) < 2:
+        return None
+    alt = "tuned" if tuning == "untuned" else "untuned"
+    alt_profiles = [src.with_roce_tuning(mdl.fabric_profile(x), alt) for x in names]
+    alt_profiles, _ = mdl.apply_overrides(alt_profiles, mdl.Knobs(), overrides)
+    out: dict[str, Any] = {"assumption": "roce-tuning", "value": tuning, "alternative": alt}
+    if single:
+        here = mdl.recommend(single, pbar.pts)[0], bool(mdl.tied_with(single, pbar.pts))
+        other = [mdl.estimate(work, f, knobs, tel.get(f.name), costs.get(f.name)) for f in alt_profiles]
+        there = mdl.recommend(other, pbar.pts)[0], bool(mdl.tied_with(other, pbar.pts))
+        out["single"] = {
+            "this": _outcome(*here),
+            "alternative": _outcome(*there),
+            "changes": _decision(*here) != _decision(*there),
+        }
+    if rows:
+        alt_rows = mdl.sweep(
+            work,
+            alt_profiles,
+            [r.gpus for r in rows],
+            knobs=knobs,
+            telemetry=tel,
+            port_costs=costs,
+            paired_pts=pbar.pts,
+        )
+        out["sweep"] = {
+            str(r.gpus): {
+                "this": _outcome(r.winner, r.tie),
+                "alternative": _outcome(a.winner, a.tie),
+                "changes": _decision(r.winner, r.tie) != _decision(a.winner, a.tie),
+            }
+            for r, a in zip(rows, alt_rows, strict=True)
+        }
+    return out
+
+
+def _decided_text(decided: dict[str, Any] | None, key: dict[str, Any] | None) -> str:
+    """One phrase: whether the RoCE-tuning assumption decides this outcome."""
+    if decided is None or key is None:
+        return "-"
+    if key["changes"]:
+        return f"roce-tuning={decided['value']} (with {decided['alternative']}: {key['alternative']})"
+    return f"robust to roce-tuning (same with {decided['alternative']})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -238,7 +349,12 @@ def _document(
     rows: list[SweepRow],
     tel_notes: list[str],
     explain: bool,
+    bar: Spread,
+    pbar: Spread,
+    roce_tuning: str,
+    decided: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    from fabriccfg.advise import calibration as cal
     from fabriccfg.advise import model as mdl
 
     shape = mdl.derive_shape(work)
@@ -247,28 +363,127 @@ def _document(
         "knobs": {f.name: getattr(knobs, f.name) for f in fields(knobs)},
         "shape": {f.name: getattr(shape, f.name) for f in fields(shape)},
         "fabrics": [p.name for p in profiles],
+        "roce_tuning": roce_tuning,
         "telemetry": tel_notes,
+        "calibration": {
+            "spread_pts": bar.pts,
+            "rms_pts": round(bar.rms_pts, 3),
+            "entries": bar.entries,
+            "worst": bar.worst,
+            "meaning": "largest |published - predicted| MFU/HFU error over the calibration runs "
+            "(docs/advise.md); every MFU is ± this, step time, days and cost move with it",
+            "paired_spread_pts": pbar.pts,
+            "paired_rms_pts": round(pbar.rms_pts, 3),
+            "pairs": [
+                {
+                    "pair": p.name,
+                    "published_drop_pts": round(p.published_drop_pts, 3),
+                    "predicted_drop_pts": round(p.predicted_drop_pts, 3),
+                    "error_pts": round(p.error_pts, 3),
+                }
+                for p in cal.pairs()
+            ],
+            "paired_meaning": "error of an MFU difference between two fabrics on one workload: the "
+            "compute error is common to both and cancels; the largest error of the difference over "
+            "pairs of published runs at two scales (docs/advise.md); decides win or tie",
+        },
     }
+
+    def est(e: Estimate) -> dict[str, Any]:
+        return {**e.as_dict(), **cal.with_spread(e, bar)}
+
     if single:
-        winner, reasons = mdl.recommend(single)
-        doc["estimates"] = [e.as_dict() for e in single]
-        doc["recommendation"] = {"winner": winner, "tie_with": mdl.tied_with(single), "reasons": reasons}
+        winner, reasons = mdl.recommend(single, pbar.pts)
+        doc["estimates"] = [est(e) for e in single]
+        doc["recommendation"] = {
+            "winner": winner,
+            "tie_with": mdl.tied_with(single, pbar.pts),
+            "spread_pts": bar.pts,
+            "paired_pts": pbar.pts,
+            "decided_by": _decided_text(decided, (decided or {}).get("single")),
+            "reasons": reasons,
+        }
     if rows:
+        sweep_decided = (decided or {}).get("sweep", {})
         doc["sweep"] = [
             {
                 "gpus": r.gpus,
                 "band": r.band,
                 "winner": r.winner,
+                "tie": r.tie,
                 "margin": r.margin,
+                "gap_pts": r.gap_pts,
+                "paired_pts": r.paired_pts,
                 "metric": r.metric,
-                "estimates": [e.as_dict() for e in r.estimates],
+                "decided_by": _decided_text(decided, sweep_decided.get(str(r.gpus))),
+                "estimates": [est(e) for e in r.estimates],
             }
             for r in rows
         ]
         doc["bands"] = mdl.band_summary(rows)
+    if decided is not None:
+        doc["assumption_check"] = decided
     if explain:
-        doc["assumptions"] = assumptions(work, profiles, knobs)
+        doc["assumptions"] = assumptions(work, profiles, knobs) + calibration_rows(bar, pbar)
     return doc
+
+
+def calibration_rows(bar: Spread, pbar: Spread) -> list[dict[str, Any]]:
+    """--explain: the calibration spread and every entry's published vs predicted figure."""
+    from fabriccfg.advise import calibration as cal
+
+    out: list[dict[str, Any]] = [
+        {
+            "scope": "calibration",
+            "name": "spread",
+            "value": bar.pts,
+            "unit": "MFU pts",
+            "tag": "C",
+            "source": f"largest |error| over {bar.entries} published runs (worst: {bar.worst}); "
+            f"RMS {bar.rms_pts:.1f} pts; advise/calibration.yaml, docs/advise.md",
+            "note": "every MFU, step time, days and cost printed carries it (compute error, "
+            "common to all fabrics)",
+        },
+        {
+            "scope": "calibration",
+            "name": "paired spread",
+            "value": pbar.pts,
+            "unit": "MFU pts",
+            "tag": "C",
+            "source": f"largest |error of the difference| over {pbar.entries} scale pairs of published "
+            f"runs (worst: {pbar.worst}); RMS {pbar.rms_pts:.1f} pts; docs/advise.md",
+            "note": "error of a difference between two fabrics on one workload; fabrics closer than "
+            "it tie",
+        },
+    ]
+    for p in cal.pairs():
+        out.append(
+            {
+                "scope": "calibration pair",
+                "name": p.name,
+                "value": round(p.error_pts, 2),
+                "unit": "pts error of the difference",
+                "tag": "C",
+                "source": f"published drop {p.published_drop_pts:.1f} pts, predicted "
+                f"{p.predicted_drop_pts:.1f} pts",
+                "note": "",
+            }
+        )
+    for r in cal.results():
+        e = r.entry
+        out.append(
+            {
+                "scope": f"calibration {e.role}",
+                "name": e.id,
+                "value": round(r.error_pts, 2),
+                "unit": "pts error",
+                "tag": "C",
+                "source": f"published {e.metric.upper()} {e.published:.1%}, predicted {r.predicted:.1%} "
+                f"(allowed ±{e.tolerance_pts:g}); {e.source}",
+                "note": e.why or "",
+            }
+        )
+    return out
 
 
 def assumptions(
@@ -311,6 +526,11 @@ def assumptions(
     add(f"gpu {work.gpu}", "peak_bf16", spec.peak_bf16)
     add(f"gpu {work.gpu}", "hbm", spec.hbm)
     add(f"gpu {work.gpu}", "nvlink", spec.nvlink)
+    if work.base_eff is not None:
+        add(f"gpu {work.gpu}", "base_eff", Cited(work.base_eff, "of peak", "--base-eff", tag="U"))
+    else:
+        add(f"gpu {work.gpu}", "base_eff", spec.base_eff)
+    add("model", f"recompute {work.recompute}", src.RECOMPUTE_FACTOR[work.recompute])
     if work.price is not None:
         add(f"gpu {work.gpu}", "price", Cited(work.price, "$/GPU-h", "--price", tag="U"))
     else:
@@ -334,12 +554,11 @@ def assumptions(
             }
         )
     actual: dict[str, float | None] = {
-        "BASE_EFFICIENCY": work.base_eff,
         "SEQ_LEN": work.seq_len,
         "GLOBAL_BATCH": work.global_batch,
         "MICRO_BATCH": work.micro_batch,
         "GRAD_BYTES": work.grad_bytes,
-        "PP_INTERLEAVE": work.vpp,
+        "PP_INTERLEAVE": src.PP_INTERLEAVE.value if work.vpp is None else work.vpp,
         "MOE_TOP_K": work.top_k,
         "ASPECT_RATIO": None if work.layers and work.hidden else src.ASPECT_RATIO.value,
     }
@@ -361,7 +580,6 @@ def assumptions(
         "NCCL_COLLNET_NET_LAT",
         "NCCL_NVLINK_LAT",
         "NCCL_TREE_BW_FACTOR",
-        "BASE_EFFICIENCY",
         "COMPUTE_JITTER_CV",
         "SEQ_LEN",
         "GLOBAL_BATCH",
@@ -383,13 +601,21 @@ def assumptions(
             cited = Cited(float(actual[name] or 0), cited.unit, "command line (--set or option)", tag="U")
         add("model", name.lower(), cited)
     formulas = [
-        ("compute", "FLOPs/token = 6N + 12 L h s (PaLM App. B; torchtitan) [V]; T = FLOPs/(n peak base_eff)"),
+        (
+            "compute",
+            "FLOPs/token = 6N + 12 L h s (PaLM App. B; torchtitan) [V]; "
+            "T = FLOPs x recompute/(n peak base_eff), base_eff per GPU fitted on the calibration set",
+        ),
         ("busbw", "all-reduce busbw = algbw x 2(n-1)/n; RS/AG/A2A (n-1)/n (nccl-tests PERFORMANCE.md) [V]"),
         ("ring", "a0 + 2(p-1)a + 2(p-1)/p S/B (Thakur et al. 2005) [R]"),
         ("tree", "a0 + 2 log2(p) a + 2S/(0.92B) (NCCL tuning.cc) [V]"),
         ("sharp", "a0 + a_collnet + S/B: each NIC sends S/g once (calculon, nccl-tests #238) [V]"),
-        ("bubble", "(pp-1)/(v m) x T_comp (Narayanan et al. SC'21) [R]"),
-        ("overlap", "DP exposed = max(T_dp/buckets, T_dp - T_comp/m) [A]"),
+        ("bubble", "(pp-1)/(v m) x T_comp, v = L // pp when not given and m >= pp (Narayanan SC'21) [R]"),
+        (
+            "overlap",
+            "DP exposed = max(T_dp/buckets, T_dp - (T_comp/m + (v-1)/v x bubble)): last backward, first "
+            "forward and the interleaved drain (Megatron overlap_grad_reduce/param_gather) [A]",
+        ),
         ("straggler", "sigma_rank x E[max of n N(0,1)], exact integral or Blom; not sqrt(2 ln n) [S]"),
         ("hiccup", "D x (1 - (1-p)^n) (Dean & Barroso 'Tail at Scale') [S]"),
         ("ettr", "1/(1 + rate x n x (restart + ckpt/2)) [A, calibrated to Llama 3 >90%]"),
@@ -422,6 +648,13 @@ def _money(v: float | None) -> str:
     return f"${v / 1e6:,.2f}M" if v >= 1e5 else f"${v:,.0f}"
 
 
+def _money_range(v: float | None, rng: list[float] | None) -> str:
+    """Cost with its calibration range, e.g. "$2.90M ±7%"."""
+    if v is None or not rng:
+        return _money(v)
+    return f"{_money(v)} ±{(rng[1] - rng[0]) / 2 / v:.0%}"
+
+
 def _print_tables(
     doc: dict[str, Any],
     single: list[Estimate],
@@ -431,8 +664,6 @@ def _print_tables(
 ) -> None:
     from rich.markup import escape
     from rich.table import Table
-
-    from fabriccfg.advise import model as mdl
 
     con = _console()
     shape = doc["shape"]
@@ -445,10 +676,25 @@ def _print_tables(
     )
     for note in doc["telemetry"]:
         con.print(f"telemetry: {note}", markup=False)
+    calib = doc["calibration"]
+    bar = calib["spread_pts"]
+    pbar = calib["paired_spread_pts"]
+    con.print(
+        f"error bar: ±{bar:.1f} MFU pts, the largest error over {calib['entries']} published runs "
+        f"(see --explain); RoCE assumed {doc['roce_tuning']}",
+        markup=False,
+    )
+    con.print(
+        f"fabric differences: ±{pbar:.1f} pts (paired: the compute error cancels between fabrics; "
+        f"largest error of a difference over {len(calib['pairs'])} pairs of published runs); "
+        "a gap inside it is a tie",
+        markup=False,
+    )
     if single:
         e0 = single[0]
         table = Table(
-            title=f"{e0.gpus} GPUs (dp={e0.dp}, {e0.microbatches:g} micro-batches): seconds per step",
+            title=f"{e0.gpus} GPUs (dp={e0.dp}, {e0.microbatches:g} micro-batches, vpp={e0.vpp}): "
+            "seconds per step",
         )
         for col in (
             "fabric",
@@ -464,7 +710,9 @@ def _print_tables(
             "cost",
         ):
             table.add_column(col, justify="left" if col in ("fabric", "DP algo") else "right")
-        for e in single:
+        for e, d in zip(single, doc["estimates"], strict=True):
+            lo, hi = d["step_range"]
+            dlo, dhi = d["days_range"]
             table.add_row(
                 e.fabric,
                 f"{e.compute:.3f}",
@@ -473,35 +721,50 @@ def _print_tables(
                 f"{e.fabric_exposed:.3f}",
                 e.dp_algo,
                 f"{e.straggler + e.hiccup:.3f}",
-                f"{e.step:.3f}",
-                f"{e.mfu:.1%}",
-                f"{e.days:.1f}",
-                _money(e.cost),
+                f"{e.step:.3f} ({lo:.3f}-{hi:.3f})",
+                f"{e.mfu:.1%} ±{bar:.1f}",
+                f"{e.days:.1f} ({dlo:.1f}-{dhi:.1f})",
+                _money_range(e.cost, d.get("cost_range")),
             )
         con.print(table)
         rec = doc["recommendation"]
         tie = f" (tie with {', '.join(rec['tie_with'])})" if rec["tie_with"] else ""
         con.print(f"recommendation: {rec['winner']}{tie}", style="bold", markup=False)
+        con.print(f"  decided by: {rec['decided_by']}", markup=False)
         for reason in rec["reasons"]:
             con.print(f"  - {reason}", markup=False)
         for warn in sorted({w for e in single for w in e.warnings}):
             con.print(f"warning: {warn}", markup=False, style="yellow")
     if rows:
         metric = rows[0].metric
-        table = Table(title=f"sweep: MFU / {'cost' if metric == 'cost' else 'days'} by scale (computed)")
+        table = Table(
+            title=f"sweep: MFU ±{bar:.1f} pts / {'cost' if metric == 'cost' else 'days'} by scale "
+            f"(computed; RoCE {doc['roce_tuning']})"
+        )
         table.add_column("GPUs", justify="right")
         table.add_column("band")
         for p in profiles:
             table.add_column(p.name, justify="right")
         table.add_column("winner")
-        table.add_column("margin", justify="right")
-        for r in rows:
+        table.add_column("margin / MFU gap", justify="right")
+        table.add_column("decided by")
+        for r, d in zip(rows, doc["sweep"], strict=True):
             cells = []
-            for e in r.estimates:
+            for e, de in zip(r.estimates, d["estimates"], strict=True):
+                lo, hi = de.get("cost_range") or de["days_range"]
+                amount = e.cost if metric == "cost" and e.cost is not None else e.days
+                pct = (hi - lo) / 2 / amount if amount else 0.0
                 tail = _money(e.cost) if metric == "cost" else f"{e.days:.1f} d"
-                cells.append(f"{e.mfu:.1%} / {tail}")
-            win = f"tie ({r.winner})" if mdl.is_tie(r.margin) else r.winner
-            table.add_row(str(r.gpus), r.band, *cells, win, f"{r.margin:.2%}")
+                cells.append(f"{e.mfu:.1%} / {tail} ±{pct:.0%}")
+            win = f"tie ({r.winner} ahead)" if r.tie else r.winner
+            table.add_row(
+                str(r.gpus),
+                r.band,
+                *cells,
+                win,
+                f"{r.margin:.2%} / {r.gap_pts:.1f} ± {r.paired_pts:.1f} pts (paired)",
+                d["decided_by"],
+            )
         con.print(table)
         bands = Table(title="by scale band")
         bands.add_column("band")

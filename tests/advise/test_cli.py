@@ -105,14 +105,19 @@ def test_sweep_reacts_to_set(cli: Cli) -> None:
         ((*BASE, "--pp", "0", "--sweep", "64"), "--tp and --pp"),
         (("--gpus", "1024", *BASE, "--micro-batch", "0"), "--micro-batch"),
         (("--gpus", "1024", *BASE, "--seq-len", "0"), "--seq-len"),
-        (("--gpus", "1024", *BASE, "--vpp", "0"), "--vpp"),
+        # 0 means automatic since issue 18 (interleaving by default); negative is still an error
+        (("--gpus", "1024", *BASE, "--vpp", "-1"), "--vpp"),
+        (("--gpus", "1024", *BASE, "--vpp", "20"), "cannot fill pp*vpp"),
+        (("--gpus", "1024", *BASE, "--roce-tuning", "perfect"), "--roce-tuning"),
+        (("--gpus", "1024", *BASE, "--recompute", "half"), "--recompute"),
         (("--gpus", "1024", *BASE, "--grad-bytes", "0"), "--grad-bytes"),
         (("--gpus", "1024", *BASE, "--global-batch", "0"), "--global-batch"),
         (("--gpus", "1024", *BASE, "--moe-experts", "-2"), "--moe-experts"),
         (("--gpus", "1024", *BASE, "--straggler", "sqrt"), "--straggler"),
         (("--gpus", "1024", *BASE, "--layers", "4"), "fewer than pp"),
         (("--gpus", "1024", *BASE, "--price", "-1"), "--price"),
-        (("--gpus", "1024", *BASE, "--base-eff", "0"), "--base-eff"),
+        (("--gpus", "1024", *BASE, "--base-eff", "-0.5"), "--base-eff"),
+        (("--gpus", "1024", *BASE, "--base-eff", "1.5"), "--base-eff"),
     ],
 )
 def test_bad_input_exit_2_without_traceback(cli: Cli, args: tuple[str, ...], needle: str) -> None:
@@ -285,3 +290,89 @@ def test_from_telemetry_real_verify_capture(cli: Cli) -> None:
     by = {e["fabric"]: e for e in doc["estimates"]}
     assert by["roce-400g"]["mfu"] < by["ib-hdr-sharp"]["mfu"] / 2  # a live storm stalls the RoCE fabric
     assert doc["recommendation"]["winner"] != "roce-400g"
+
+
+def test_error_bars_in_table_and_json(cli: Cli) -> None:
+    """Issue 18: every MFU, step time, days and cost carries the calibration spread."""
+    from fabriccfg.advise import calibration as cal
+
+    bar = cal.spread().pts
+    r = cli("--gpus", "1024", *BASE)
+    assert r.exit_code == 0, r.output
+    assert f"±{bar:.1f} MFU pts" in r.stdout
+    assert r.stdout.count(f"±{bar:.1f}") >= 4  # header + one MFU cell per fabric
+    assert "decided by:" in r.stdout
+    doc = json.loads(cli("--gpus", "1024", *BASE, "--format", "json").stdout)
+    assert doc["calibration"]["spread_pts"] == bar
+    assert doc["roce_tuning"] == "untuned"
+    for e in doc["estimates"]:
+        lo, hi = e["mfu_range"]
+        assert lo == pytest.approx(e["mfu"] - bar / 100) and hi == pytest.approx(e["mfu"] + bar / 100)
+        assert e["step_range"][0] < e["step"] < e["step_range"][1]
+        assert e["cost_range"][0] < e["cost"] < e["cost_range"][1]
+        assert e["days_range"][0] < e["days"] < e["days_range"][1]
+    assert doc["recommendation"]["spread_pts"] == bar
+    sweep = json.loads(cli(*BASE, "--sweep", "64,4096", "--format", "json").stdout)
+    assert [row["tie"] for row in sweep["sweep"]] == [True, False]
+    assert sweep["sweep"][1]["decided_by"].startswith("roce-tuning=untuned")
+    assert sweep["sweep"][0]["decided_by"].startswith("robust")
+
+
+def test_tie_when_gap_inside_spread(cli: Cli) -> None:
+    from fabriccfg.advise import calibration as cal
+
+    doc = json.loads(cli("--gpus", "1024", *BASE, "--format", "json").stdout)
+    mfu = {e["fabric"]: e["mfu"] for e in doc["estimates"]}
+    rec = doc["recommendation"]
+    gap = abs(mfu[rec["winner"]] - mfu["roce-400g"]) * 100
+    paired = cal.paired_spread().pts
+    assert doc["calibration"]["paired_spread_pts"] == rec["paired_pts"] == paired
+    assert doc["calibration"]["paired_spread_pts"] < doc["calibration"]["spread_pts"]
+    assert gap <= paired
+    assert "roce-400g" in rec["tie_with"] or rec["winner"] == "roce-400g"
+    assert rec["reasons"][0].startswith("tie")
+    assert f"± {paired:.1f} pts (paired)" in rec["reasons"][0]
+    # the table prints the paired bar next to each sweep gap
+    r = cli(*BASE, "--sweep", "1024,4096")
+    assert r.exit_code == 0, r.output
+    assert f"fabric differences: ±{paired:.1f} pts (paired" in r.stdout
+    assert r.stdout.count(f"± {paired:.1f}") >= 2
+
+
+def test_roce_tuning_changes_roce_only(cli: Cli) -> None:
+    def run(*extra: str) -> dict[str, Any]:
+        out = cli("--gpus", "4096", *BASE, "--format", "json", "--explain", *extra)
+        assert out.exit_code == 0, out.output
+        return dict(json.loads(out.stdout))
+
+    untuned, tuned = run(), run("--roce-tuning", "tuned")
+    mfu_u = {e["fabric"]: e["mfu"] for e in untuned["estimates"]}
+    mfu_t = {e["fabric"]: e["mfu"] for e in tuned["estimates"]}
+    assert mfu_t["roce-400g"] > mfu_u["roce-400g"]
+    assert mfu_t["ib-hdr-sharp"] == mfu_u["ib-hdr-sharp"]
+    assert untuned["recommendation"]["winner"] == "ib-hdr-sharp" and not untuned["recommendation"]["tie_with"]
+    rec = tuned["recommendation"]
+    assert "roce-400g" in rec["tie_with"] or rec["winner"] == "roce-400g"
+    assert untuned["recommendation"]["decided_by"].startswith("roce-tuning=untuned")
+    jit = {(a["scope"], a["name"]): a for a in tuned["assumptions"]}
+    assert "Meta" in jit[("fabric roce-400g", "ecmp_collision_p")]["source"]
+    # --set still wins over the tuning profile
+    pinned = run("--roce-tuning", "tuned", "--set", "roce.jitter_cv=0.3")
+    assert {e["fabric"]: e["mfu"] for e in pinned["estimates"]}["roce-400g"] < mfu_t["roce-400g"]
+
+
+def test_explain_lists_calibration_spread(cli: Cli) -> None:
+    from fabriccfg.advise import calibration as cal
+
+    r = cli("--gpus", "512", *BASE, "--explain")
+    assert r.exit_code == 0, r.output
+    assert "calibration" in r.stdout and "llama3-405b-16k" in r.stdout
+    doc = json.loads(cli("--gpus", "512", *BASE, "--explain", "--format", "json").stdout)
+    rows = [a for a in doc["assumptions"] if a["scope"].startswith("calibration")]
+    assert rows[0]["name"] == "spread" and rows[0]["value"] == cal.spread().pts
+    assert rows[1]["name"] == "paired spread" and rows[1]["value"] == cal.paired_spread().pts
+    pairs = [a for a in rows if a["scope"] == "calibration pair"]
+    assert {a["name"] for a in pairs} == {p.name for p in cal.pairs()} and pairs
+    runs = [a for a in rows[2:] if a["scope"] != "calibration pair"]
+    assert {a["name"] for a in runs} == {e.id for e in cal.load()}
+    assert all("Table" in a["source"] or "abstract" in a["source"] for a in runs)
