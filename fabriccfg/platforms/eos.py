@@ -28,8 +28,12 @@ EOS_MAX_MTU = 9214
 """Arista examples use 9214 (roce.md §7.4); a larger switch MTU in the intent is capped here."""
 _UC_QUEUE_ASICS = ("tomahawk", "trident")
 """ASIC families with separate unicast/multicast queues (``uc-tx-queue``); others use ``tx-queue``."""
-_WD_ACTIONS = {"drop": ("drop", None), "forward": ("no-drop", None), "alert": (None, "notify-only")}
-"""Watchdog action -> (global ``action``, per-port ``port action``); EOS's own default is errdisable."""
+_WD_ACTIONS = {"drop": ("drop", None), "forward": (None, "notify-only"), "alert": (None, "notify-only")}
+"""Watchdog action -> (global ``action``, per-port ``port action``); EOS's own default is errdisable.
+
+EOS offers ``drop | errdisable | notify-only`` globally and ``drop | notify-only`` per port (AVD's
+``eos_cli_config_gen`` schema, checked by ``test_oracle_eos_pyavd``): there is no 'forward' (the old
+``action no-drop`` is not an EOS keyword). 'forward' renders notify-only, with a WARNING comment."""
 
 
 def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:

@@ -112,7 +112,8 @@ def test_mlnxos_sm_off_sends_negation_only_when_sm_runs() -> None:
 def test_json_patch_is_restricted_to_intent() -> None:
     dev = rendered_examples()["roce-lab"]["leaf-r1"]
     doc = json.loads(dev.files["config_db.json"])
-    doc["PORT"] = {"Ethernet0": {"mtu": "9100", "lanes": "0,1,2,3"}}           # table we do not manage
+    doc["DEVICE_METADATA"] = {"localhost": {"hostname": "leaf-r1"}}             # table we do not manage
+    doc["PORT"]["Ethernet0"] = {"mtu": "9100", "lanes": "0,1,2,3"}             # SONiC's default MTU
     doc["DSCP_TO_TC_MAP"]["AZURE"] = {"3": "3", "4": "4"}                       # key we do not manage
     doc["PORT_QOS_MAP"]["Ethernet0"]["dot1p_to_tc_map"] = "AZURE"                # field we do not manage
     doc["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "3,4"                       # field we manage
@@ -121,9 +122,11 @@ def test_json_patch_is_restricted_to_intent() -> None:
     diff = _assert_converges(dev, running)
     assert {op["op"] for op in diff.patch} <= {"add", "replace"}
     paths = sorted(op["path"] for op in diff.patch)
-    assert paths == ["/PORT_QOS_MAP/Ethernet0/pfc_enable", "/WRED_PROFILE"]
+    assert paths == ["/PORT/Ethernet0/mtu", "/PORT_QOS_MAP/Ethernet0/pfc_enable", "/WRED_PROFILE"]
     after = json.loads(apply_diff("sonic", running, dev.files, diff)["config_db.json"])
-    assert after["PORT"] == doc["PORT"] and after["DSCP_TO_TC_MAP"]["AZURE"] == {"3": "3", "4": "4"}
+    assert after["DEVICE_METADATA"] == doc["DEVICE_METADATA"]
+    assert after["DSCP_TO_TC_MAP"]["AZURE"] == {"3": "3", "4": "4"}
+    assert after["PORT"]["Ethernet0"] == {"mtu": "9216", "lanes": "0,1,2,3"}
     assert after["PORT_QOS_MAP"]["Ethernet0"]["dot1p_to_tc_map"] == "AZURE"
     assert diff.patch_file == "config_db.json" and "pfc_enable" in diff.text
 

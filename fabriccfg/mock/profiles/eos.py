@@ -29,7 +29,7 @@ _IF_COMMON = [
     Rule(r"priority-flow-control mode (?P<v>on|off)"),
     Rule(rf"priority-flow-control priority (?P<p>{_LIST}) (?P<v>no-drop|drop)"),
     Rule(r"priority-flow-control pause watchdog"),
-    Rule(r"priority-flow-control pause watchdog port action (?P<v>drop|notify-only|errdisable)"),
+    Rule(r"priority-flow-control pause watchdog port action (?P<v>drop|notify-only)"),  # AVD schema
     Rule(r"priority-flow-control pause watchdog port timer (?P<v>.+)"),
     Rule(r"service-profile (?P<v>\S+)"),
     Rule(r"switchport(?: .+)?"),
@@ -64,7 +64,7 @@ CONFIG = Mode("config", rules=[
     Rule(r"priority-flow-control all off"),
     Rule(r"priority-flow-control pause watchdog default (?P<k>timeout|recovery-time|polling-interval) "
          r"(?P<v>[\d.]+|auto)"),
-    Rule(r"priority-flow-control pause watchdog action (?P<v>drop|no-drop)"),
+    Rule(r"priority-flow-control pause watchdog action (?P<v>drop|errdisable|notify-only)"),  # AVD schema
     Rule(r"priority-flow-control pause watchdog override action drop"),
     Rule(r"priority-flow-control pause watchdog hardware (?P<v>.+)"),
     Rule(r"platform \S+ mmu queue profile (?P<n>\S+)", mode="block", label="mmu-queue-profile"),

@@ -3,25 +3,56 @@ pfc-watchdog`` (one port per command; the RoCE counters are those of the RoCE tr
 
 from __future__ import annotations
 
+import re
+
 from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.telemetry.parsers._table import data_lines, num
 
+_UNITS = {"bytes": 1, "b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
+"""NVUE prints sizes in binary units: 150000 B shows as ``146.48 KB``, 1500000 B as ``1.43 MB``."""
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s+(Bytes|B|KB|MB|GB|TB)$", re.IGNORECASE)
+
+
+def _value(text: str) -> int | None:
+    """``693777677344`` -> int; ``56.52 MB`` -> bytes (as precise as the two printed decimals)."""
+    t = text.strip()
+    if (v := num(t)) is not None:
+        return v
+    m = _SIZE.match(t)
+    return round(float(m.group(1)) * _UNITS[m.group(2).lower()]) if m else None
+
+
+def _columns(rule: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
+
 
 def parse_roce_counters(text: str) -> dict[str, int]:
-    """Flattened ``section.subsection.name`` -> value (indentation gives the nesting)."""
+    """Flattened ``section.subsection.name`` -> value (indentation gives the nesting).
+
+    The columns (name, operational, applied, description) are cut at the header rule's dash runs, so a
+    description never passes for a value; sizes are converted to bytes."""
     out: dict[str, int] = {}
     path: list[tuple[int, str]] = []
+    cols: list[tuple[int, int]] = []
     for line in text.splitlines():
-        if not line.strip() or set(line.strip()) <= set("- ") or line.strip() == "operational":
+        s = line.strip()
+        if not s:
             continue
-        indent = len(line) - len(line.lstrip())
-        parts = line.split()
+        if set(s) <= set("- "):
+            cols = _columns(line)
+            continue
+        if not cols:
+            continue  # the header line above the rule
+        name_end = cols[1][0] if len(cols) > 1 else len(line)
+        name = line[:name_end].rstrip()
+        op = line[name_end:cols[2][0] if len(cols) > 2 else len(line)].strip() if len(cols) > 1 else ""
+        indent = len(name) - len(name.lstrip())
         while path and path[-1][0] >= indent:
             path.pop()
-        if len(parts) >= 2 and (v := num(parts[-1])) is not None:
-            out[".".join([p for _, p in path] + [" ".join(parts[:-1])])] = v
-        elif len(parts) == 1:
-            path.append((indent, parts[0]))
+        if op and (v := _value(op)) is not None:
+            out[".".join([p for _, p in path] + [name.strip()])] = v
+        elif not op:
+            path.append((indent, name.strip()))
     return out
 
 

@@ -9,7 +9,7 @@ from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.telemetry.parsers._table import data_lines, num
 
 _QUEUE = re.compile(r"^(?P<port>\S+):(?P<q>\d+)$")
-_TXQ = re.compile(r"^(?:UC|MC|ALL)?(\d+)$")
+_TXQ = re.compile(r"^(UC|MC|ALL)?(\d+)$")
 
 
 def _pair(text: str) -> tuple[int, int] | None:
@@ -43,17 +43,17 @@ def _queue_rows(text: str, ncols: int) -> list[tuple[str, str, str, list[int | N
         m = _TXQ.match(row[1])
         if not m:
             continue
-        qtype = "MC" if row[1].startswith("MC") else "UC"
-        out.append((row[0], qtype, m.group(1), [num(x) for x in row[2:2 + ncols]]))
+        # 'ALL<n>' rows are the all-traffic queues of VOQ/multi-ASIC systems (N/A elsewhere): not unicast
+        out.append((row[0], m.group(1) or "UC", m.group(2), [num(x) for x in row[2:2 + ncols]]))
     return out
 
 
 def parse_queue_counters(text: str) -> dict[str, dict[str, dict[str, int]]]:
     """port -> {queue: {pkts, bytes, drop_pkts, drop_bytes}} (unicast queues)."""
     out: dict[str, dict[str, dict[str, int]]] = {}
+    keys = ("pkts", "bytes", "drop_pkts", "drop_bytes")
     for port, qtype, q, vals in _queue_rows(text, 4):
-        if qtype == "UC":
-            keys = ("pkts", "bytes", "drop_pkts", "drop_bytes")
+        if qtype == "UC" and any(v is not None for v in vals):
             out.setdefault(port, {})[q] = {k: v for k, v in zip(keys, vals, strict=True) if v is not None}
     return out
 
@@ -63,7 +63,7 @@ def parse_wred(text: str) -> dict[str, dict[str, dict[str, int]]]:
     out: dict[str, dict[str, dict[str, int]]] = {}
     keys = ("wred_drop_pkts", "wred_drop_bytes", "ecn_marked_pkts", "ecn_marked_bytes")
     for port, qtype, q, vals in _queue_rows(text, 4):
-        if qtype == "UC":
+        if qtype == "UC" and any(v is not None for v in vals):
             out.setdefault(port, {})[q] = {k: v for k, v in zip(keys, vals, strict=True) if v is not None}
     return out
 
