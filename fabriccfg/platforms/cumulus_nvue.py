@@ -31,7 +31,8 @@ CURRENT_RELEASE = (5, 16)
 (CumulusNetworks/docs ``content/nvue-reference``) documented when the templates were checked (2026-12-01)."""
 WATCHDOG_SINCE = (5, 6)
 """NVUE reference, QoS: ``nv set interface <id> qos pfc-watchdog state`` and ``nv set qos pfc-watchdog
-polling-interval|robustness`` were introduced in Cumulus Linux 5.6.0; earlier releases have no NVUE watchdog."""
+polling-interval|robustness`` were introduced in Cumulus Linux 5.6.0; earlier releases have no NVUE
+watchdog."""
 _RELEASE = re.compile(r"(\d+)\.(\d+)")
 
 

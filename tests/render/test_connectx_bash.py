@@ -2,7 +2,8 @@
 
 Two layouts of the same host (issue 11, defect 2):
 
-- **MLNX_OFED**: ``/sys/class/net/<if>/ecn/roce_{rp,np}/...`` and ``/sys/class/infiniband/<dev>/tc/1/traffic_class``.
+- **MLNX_OFED**: ``/sys/class/net/<if>/ecn/roce_{rp,np}/...`` and
+  ``/sys/class/infiniband/<dev>/tc/1/traffic_class``.
 - **inbox (mainline) mlx5**: no ``ecn/`` folder and no ``tc/`` folder; DCQCN lives in debugfs
   ``/sys/kernel/debug/mlx5/<pci>/cc_params/``.
 
@@ -131,7 +132,8 @@ def _run(script: str, root: Path, bin_dir: Path, tmp: Path, name: str) -> subpro
     path = tmp / name
     path.write_text(script)
     env = {**os.environ, "FABRICCFG_ROOT": str(root), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    return subprocess.run(["bash", str(path)], env=env, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(["bash", str(path)], env=env, capture_output=True, text=True, timeout=60,
+                          check=False)
 
 
 @pytest.fixture(scope="module")

@@ -27,9 +27,8 @@ def _leaf(release: str | None = None) -> str:
     if release is None:
         fabric = fabric_from("roce-lab")
     else:
-        fabric = fabric_from("roce-lab", ("platform: cumulus-nvue, model: SN5600, asic: spectrum-4, mgmt: 192.0.2.11,",
-                                          f"platform: cumulus-nvue, model: SN5600, asic: spectrum-4, mgmt: 192.0.2.11, "
-                                          f"os_release: '{release}',"))
+        line = "platform: cumulus-nvue, model: SN5600, asic: spectrum-4, mgmt: 192.0.2.11,"
+        fabric = fabric_from("roce-lab", (line, f"{line} os_release: '{release}',"))
     return render_device(fabric, "leaf-r0").files["config.txt"]
 
 
@@ -37,8 +36,8 @@ def _effective_scheduler(text: str) -> dict[int, tuple[str, int]]:
     """What the switch runs after applying the lines on top of the factory scheduler."""
     mode = dict.fromkeys(range(8), "dwrr")
     bw = dict(FACTORY_BW)
-    for tcs, key, value in re.findall(
-            r"^nv set qos egress-scheduler default-global traffic-class (\S+) (mode|bw-percent) (\S+)$", text, re.M):
+    pattern = r"^nv set qos egress-scheduler default-global traffic-class (\S+) (mode|bw-percent) (\S+)$"
+    for tcs, key, value in re.findall(pattern, text, re.M):
         for tc in (int(x) for x in tcs.split(",")):
             if key == "mode":
                 mode[tc] = value
@@ -54,7 +53,7 @@ def test_fact_pfc_watchdog_state_enable(release: str | None) -> None:
     pfc_ports = re.findall(r"^nv set interface (\S+) qos pfc profile ", text, re.M)
     wd_ports = re.findall(r"^nv set interface (\S+) qos pfc-watchdog state enable$", text, re.M)
     assert pfc_ports and wd_ports == pfc_ports
-    assert not re.search(r"qos pfc-watchdog\s*$", text, re.M), "bare 'qos pfc-watchdog' leaves the default (disable)"
+    assert not re.search(r"qos pfc-watchdog\s*$", text, re.M), "bare form: state left at its default (disable)"
 
 
 def test_fact_no_nvue_pfc_watchdog_before_5_6() -> None:
@@ -79,8 +78,8 @@ def test_fact_every_class_scheduled_dwrr_total_at_most_100_cnp_strict() -> None:
 
 def test_fact_every_switch_priority_mapped_to_a_used_class() -> None:
     text = _leaf()
-    mapping = {int(sp): int(tc) for sp, tc in re.findall(
-        r"^nv set qos egress-queue-mapping default-global switch-priority (\d) traffic-class (\d)$", text, re.M)}
+    pattern = r"^nv set qos egress-queue-mapping default-global switch-priority (\d) traffic-class (\d)$"
+    mapping = {int(sp): int(tc) for sp, tc in re.findall(pattern, text, re.M)}
     assert mapping == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 6, 7: 0}
 
 
