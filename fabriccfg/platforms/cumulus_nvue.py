@@ -193,8 +193,9 @@ from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E4
 
 
 def _roce_counters(text: str, ctx: _CliContext) -> list[_Sample]:
-    """The RoCE counters do not name the lossless class: the parser needs the fabric's priority."""
-    return _parse.roce_samples(ctx.device, ctx.port, text, ctx.roce_prio)
+    """The RoCE counters do not name the lossless class: the parser needs the fabric's priority. PFC rows
+    too: Cumulus' snmpd serves no PFC MIB, so this command is where the pause counters come from."""
+    return _parse.roce_samples(ctx.device, ctx.port, text, ctx.roce_prio, with_pfc=True)
 
 
 SHOW = (
@@ -202,5 +203,6 @@ SHOW = (
     _show_port("nvue-pfcwd", "nv show interface {port} qos pfc-watchdog", _parse.watchdog_samples),
 )
 """ECN marks (RoCE counters) and PFC-watchdog counters per port: what the SNMP tables lack."""
-TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.MLNX_QOS_PFC, _tt.MLNX_QOS_TC, _tt.LLDP),
-                           cli=SHOW)
+TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.LLDP), cli=SHOW)
+"""Cumulus' snmpd serves IF-MIB and LLDP-MIB (lldpd AgentX) but no PFC or queue MIB (its "Supported MIBs"
+page, telemetry/oids.py): PFC, ECN and watchdog counters come from the NVUE show commands."""
