@@ -1,4 +1,4 @@
-"""Cumulus NVUE grammar oracle: every rendered ``nv set`` line must be a documented path with a documented value.
+"""Cumulus NVUE grammar oracle: every rendered ``nv set`` line is a documented path with a documented value.
 
 The judge is ``oracles/nvue_grammar.yaml``, a table written by hand from NVIDIA's NVUE command reference and
 Cumulus user guides (one source URL per row), not from our templates. Lines come from every Cumulus switch
@@ -68,10 +68,7 @@ def check_line(line: str, release: tuple[int, int]) -> str | None:
             continue
         ok = True
         for want, got in zip(path, words, strict=False):
-            if want.startswith("<"):
-                ok = _accepts(holders[want[1:-1]], got)
-            else:
-                ok = want == got
+            ok = _accepts(holders[want[1:-1]], got) if want.startswith("<") else want == got
             if not ok:
                 break
         if not ok:
