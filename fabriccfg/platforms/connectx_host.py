@@ -133,15 +133,20 @@ class ConnectxHostTransaction(FilesTransaction):
         code, out = self.status(conn, f"bash {self.path(script)}", timeout=self.long)
         if code:
             return [f"{script} failed (exit {code}): {last_line(out)}"]
-        want = {ln.strip() for ln in intended[expected].splitlines() if ln.strip()}
-        have = {ln.strip() for ln in out.splitlines() if ln.strip()}
-        # a key the running driver does not expose (inbox mlx5: per-priority enable, verbs ToS) is no mismatch
-        absent = {ln.split("=", 1)[0] for ln in have if ln.endswith(f"={UNAVAILABLE}")}
-        missing = sorted(ln for ln in want - have if ln.split("=", 1)[0] not in absent)
+        missing = readback_mismatches(intended[expected], out)
         if missing:
             problems.append(f"live NIC settings differ from intent in {len(missing)} value(s), "
                             f"first: {missing[0]}")
         return problems
+
+
+def readback_mismatches(expected: str, readback: str) -> list[str]:
+    """Expected ``key=value`` lines the read-back does not show. A key the running driver does not expose
+    (read back as ``unavailable``: inbox mlx5 per-priority enable, verbs ToS) is not a mismatch."""
+    want = {ln.strip() for ln in expected.splitlines() if ln.strip()}
+    have = {ln.strip() for ln in readback.splitlines() if ln.strip()}
+    absent = {ln.split("=", 1)[0] for ln in have if ln.endswith(f"={UNAVAILABLE}")}
+    return sorted(ln for ln in want - have if ln.split("=", 1)[0] not in absent)
 
 
 TRANSACTION = ConnectxHostTransaction

@@ -24,6 +24,7 @@ import pytest
 from render_helpers import fabric_from
 
 from fabriccfg.inventory.models import Fabric
+from fabriccfg.platforms.connectx_host import readback_mismatches
 from fabriccfg.render.engine import RenderedDevice, render_device
 
 # SOURCE: torvalds/linux drivers/infiniband/hw/mlx5/cong.c, mlx5_ib_dbg_cc_name[] (read 2026-12-01);
@@ -194,3 +195,11 @@ def test_readback_matches_expected_after_setup(fabric: Fabric, tmp_path: Path, o
         assert have[key] == value, key
     assert have["ens1f0np0.roce_rp.rpg_max_rate"] == "300000"
     assert have["ens1f0np0.roce_np.min_time_between_cnps"] == "8"
+    # the push's verification reads the same output the same way: nothing left to fix on either layout
+    assert readback_mismatches(host.files["roce-expected.txt"], res.stdout) == []
+
+
+def test_readback_mismatch_counts_a_wrong_value_but_not_an_unavailable_knob() -> None:
+    expected = "e.roce_np.enable.3=1\ne.roce_rp.rpg_max_rate=300000\ne.mtu=4200\n"
+    readback = "e.roce_np.enable.3=unavailable\ne.roce_rp.rpg_max_rate=0\ne.mtu=4200\n"
+    assert readback_mismatches(expected, readback) == ["e.roce_rp.rpg_max_rate=300000"]
