@@ -111,7 +111,8 @@ class Switch(Model):
     )
     pod: int | None = Field(None, ge=0)
     os_release: SafeText | None = Field(
-        None, description="Target OS release where syntax differs (SONiC: 202305)"
+        None, description="Target OS release where syntax differs (SONiC: 202305; Cumulus: '5.9.2', "
+                           "default 5.16: docs/inventory.md)"
     )
     description: SafeText = ""
     qos: SwitchQos | None = None

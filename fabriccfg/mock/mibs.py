@@ -6,8 +6,11 @@ layout lives here, in one place. Which MIBs a platform serves, and its sysDescr/
 in its mock profile (``SNMP_AGENT``, an :class:`Agent`; :func:`agent_for`):
 
 =================  ===============================================================================
-cumulus-nvue,      SNMPv2-MIB system, IF-MIB ifTable + ifXTable, IEEE8021-PFC-MIB, MELLANOX-QOS-MIB
-sonic              (PFC table per priority, TC table per traffic class, port PFC totals), LLDP-MIB
+cumulus-nvue       SNMPv2-MIB system, IF-MIB ifTable + ifXTable, LLDP-MIB: what Cumulus' snmpd lists in
+                   its "Supported MIBs" page (no PFC or queue MIB: those counters are NVUE CLI only)
+sonic              SNMPv2-MIB, IF-MIB, CISCO-PFC-EXT-MIB (cpfcIfTable: priority 3 only, as the real agent;
+                   cpfcIfPriorityTable per priority), CISCO-SWITCH-QOS-MIB csqIfQosGroupStatsTable, LLDP-MIB:
+                   what sonic-snmpagent implements; ifIndex of EthernetN = N + 1 (its get_index_from_str)
 eos                SNMPv2-MIB, IF-MIB, IEEE8021-PFC-MIB, ARISTA-QUEUE-MIB egress queues, LLDP-MIB
 nxos               SNMPv2-MIB, IF-MIB, IEEE8021-PFC-MIB, LLDP-MIB (documented choice: the standard
                    MIBs only; NX-OS per-queue counters come from ``show queuing interface``)
@@ -19,13 +22,20 @@ other              SNMPv2-MIB, IF-MIB
 
 Indexes and conventions:
 
-* ifIndex = :meth:`TrafficModel.if_index` (switch front-panel position); only cabled ports appear.
+* ifIndex = the profile's ``Agent.if_index`` when it has one (SONiC: EthernetN -> N + 1), else
+  :meth:`TrafficModel.if_index` (switch front-panel position); only cabled ports appear.
 * ``ifName`` = the port name as the inventory spells it (``swp1``, ``Ethernet0``, ``Ethernet1/1``,
   ``1/1``); ``ifDescr`` the same (``IB1/1`` on MLNX-OS); ``ifAlias`` = ``to PEER:PORT`` (inventory).
 * Counter32 columns (ifIn/OutErrors, ifIn/OutDiscards, ifIn/OutOctets, ifIn/OutUcastPkts, PFC
   requests/indications) serve the canonical value mod 2**32.
 * MELLANOX-QOS-MIB PFC and TC tables: index ``ifIndex.prio`` / ``ifIndex.tc`` with prio/tc 0..7.
-  Durations in microseconds.
+  Durations in microseconds. (No profile serves it now; kept for layout tests and Onyx-like agents.)
+* CISCO-PFC-EXT-MIB (sonic-snmpagent ``ciscoPfcExtMIB.py``): cpfcIfRequests/Indications
+  ``.1.1.1.{1,2}.ifIndex`` = PFC frames sent/received on priority 3 only; cpfcIfPriorityTable
+  ``.1.2.1.{2,3}.ifIndex.prio``, prio 0..7 = frames sent/received per priority. All Counter64.
+* CISCO-SWITCH-QOS-MIB (``ciscoSwitchQosMIB.py``): csqIfQosGroupStatsValue ``.1.4.ifIndex.2.queue.counter``,
+  queue 1..8 = traffic class 0..7; counters 1 ucast pkts, 2 ucast bytes, 5 ucast dropped pkts (no-buffer +
+  WRED + watchdog drops) from the model, 3/4/7 (multicast) served as 0; dropped bytes (6, 8) not served.
 * ARISTA-QUEUE-MIB egress table: index ``ifIndex.queue.0`` (queue 0..7, packet type 0 = unicast);
   PktsDropped = no-buffer + WRED + PFC-watchdog drops of that queue.
 * LLDP-MIB: ``lldpLocPortTable`` index lldpLocPortNum = ifIndex (PortId = ifName, subtype 5
@@ -41,6 +51,7 @@ Indexes and conventions:
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +81,8 @@ MLNX_QOS = "MELLANOX-QOS-MIB"
 ARISTA_QUEUE = "ARISTA-QUEUE-MIB"
 LLDP_MIB = "LLDP-MIB"
 MLNX_VPI = "MELLANOX-IF-VPI-MIB"
+CISCO_PFC_EXT = "CISCO-PFC-EXT-MIB"
+CISCO_SWITCH_QOS = "CISCO-SWITCH-QOS-MIB"
 
 DEFAULT_MIBS: tuple[str, ...] = (SNMPV2, IF_MIB)
 NET_SNMP_AGENT: tuple[int, ...] = (1, 3, 6, 1, 4, 1, 8072)
@@ -84,6 +97,8 @@ class Agent:
     sys_descr: str | None = None
     """None: ``fabriccfg mock <platform>``."""
     sys_object_id: tuple[int, ...] = NET_SNMP_AGENT
+    if_index: Callable[[str], int | None] | None = None
+    """The agent's own ifIndex for a port name (None: the model's front-panel position)."""
 
 
 IF_TYPE_ETHERNET = 6
@@ -135,9 +150,16 @@ class Layout:
     index: dict[tuple[int, ...], int]
 
 
+def if_index(model: TrafficModel, device: str, port: str) -> int:
+    """The ifIndex the device's agent gives ``port`` (the profile's rule, else the front-panel position)."""
+    rule = agent_for(model.fabric.devices[device].platform).if_index
+    idx = rule(port) if rule is not None else None
+    return idx if idx is not None else model.if_index(device, port)
+
+
 def _lldp_rows(model: TrafficModel, device: str) -> list[tuple[str, int]]:
     return [
-        (p, model.if_index(device, p))
+        (p, if_index(model, device, p))
         for p in model.ports(device)
         if model.fabric.neighbours.get((device, p)) is not None
     ]
@@ -152,7 +174,7 @@ def build_layout(model: TrafficModel, device: str, mibs: tuple[str, ...] | None 
     ib = model.technology == "infiniband"
     rows: list[tuple[tuple[int, ...], Getter]] = []
     add = rows.append
-    ports = [(p, model.if_index(device, p)) for p in model.ports(device)]
+    ports = sorted(((p, if_index(model, device, p)) for p in model.ports(device)), key=lambda pi: pi[1])
     if SNMPV2 in mibs:
         agent = agent_for(platform)
         add(((*O.SYS_DESCR, 0), (STATIC, octets(agent.sys_descr or f"fabriccfg mock {platform}"))))
@@ -202,6 +224,26 @@ def build_layout(model: TrafficModel, device: str, mibs: tuple[str, ...] | None 
                 add(((*O.MLNX_TC_WRED_DISCARD, i, q), (C64, p, f"tc_wred_discard.{q}")))
             add(((*O.MLNX_PORT_RX_PAUSE_PKTS, i), (SUM64, p, tuple(f"pfc_rx_pause.{q}" for q in range(8)))))
             add(((*O.MLNX_PORT_TX_PAUSE_PKTS, i), (SUM64, p, tuple(f"pfc_tx_pause.{q}" for q in range(8)))))
+    if CISCO_PFC_EXT in mibs and not ib:
+        for p, i in ports:
+            # the real agent fills the per-interface 'totals' from priority 3 alone (its own BUG note)
+            add(((*O.CPFC_IF_REQUESTS, i), (C64, p, "pfc_tx_pause.3")))
+            add(((*O.CPFC_IF_INDICATIONS, i), (C64, p, "pfc_rx_pause.3")))
+            for q in range(8):
+                add(((*O.CPFC_PRIO_REQUESTS, i, q), (C64, p, f"pfc_tx_pause.{q}")))
+                add(((*O.CPFC_PRIO_INDICATIONS, i, q), (C64, p, f"pfc_rx_pause.{q}")))
+    if CISCO_SWITCH_QOS in mibs and not ib:
+        zero = (STATIC, enc_uint(ber.TAG_COUNTER64, 0))
+        for p, i in ports:
+            for q in range(8):
+                row = (*O.CSQ_QOS_GROUP_STATS_VALUE, i, O.CSQ_EGRESS, q + 1)
+                add(((*row, O.CSQ_UCAST_PKTS), (C64, p, f"tc_tx_pkts.{q}")))
+                add(((*row, O.CSQ_UCAST_BYTES), (C64, p, f"tc_tx_bytes.{q}")))
+                add(((*row, 3), zero))
+                add(((*row, 4), zero))
+                add(((*row, O.CSQ_UCAST_DROPPED_PKTS),
+                     (SUM64, p, (f"tc_nobuffer_discard.{q}", f"tc_wred_discard.{q}", f"pfcwd_tx_drop.{q}"))))
+                add(((*row, 7), zero))
     if ARISTA_QUEUE in mibs and not ib:
         for p, i in ports:
             for q in range(8):

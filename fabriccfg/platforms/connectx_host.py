@@ -30,15 +30,20 @@ RP_KEYS = ("clamp_tgt_rate", "clamp_tgt_rate_ati", "rpg_time_reset", "rpg_byte_r
 DEBUGFS = {
     "clamp_tgt_rate": "rp_clamp_tgt_rate", "clamp_tgt_rate_ati": "rp_clamp_tgt_rate_ati",
     "rpg_time_reset": "rp_time_reset", "rpg_byte_reset": "rp_byte_reset", "rpg_threshold": "rp_threshold",
-    "rpg_ai_rate": "rp_ai_rate", "rpg_hai_rate": "rp_hai_rate", "rpg_gd": "rp_gd",
-    "rpg_min_dec_fac": "rp_min_dec_fac", "rpg_min_rate": "rp_min_rate",
+    "rpg_max_rate": "rp_max_rate", "rpg_ai_rate": "rp_ai_rate", "rpg_hai_rate": "rp_hai_rate",
+    "rpg_gd": "rp_gd", "rpg_min_dec_fac": "rp_min_dec_fac", "rpg_min_rate": "rp_min_rate",
     "rate_to_set_on_first_cnp": "rp_rate_to_set_on_first_cnp", "dce_tcp_g": "rp_dce_tcp_g",
     "dce_tcp_rtt": "rp_dce_tcp_rtt", "rate_reduce_monitor_period": "rp_rate_reduce_monitor_period",
     "initial_alpha_value": "rp_initial_alpha_value",
-    "cnp_dscp": "np_cnp_dscp", "cnp_802p_prio": "np_cnp_prio",
+    "min_time_between_cnps": "np_min_time_between_cnps", "cnp_dscp": "np_cnp_dscp",
+    "cnp_802p_prio": "np_cnp_prio",
 }
-"""MLNX_OFED sysfs name -> mainline debugfs ``cc_params`` name (mlx5 ``cong.c``); knobs missing here
-(rpg_max_rate, min_time_between_cnps, per-priority enable) have no mainline equivalent."""
+"""MLNX_OFED sysfs name -> mainline debugfs ``/sys/kernel/debug/mlx5/<pci>/cc_params/`` name, as listed in
+``mlx5_ib_dbg_cc_name[]`` of the kernel's ``drivers/infiniband/hw/mlx5/cong.c`` (torvalds/linux, read
+2026-12-01). Only the per-priority ``enable/<prio>`` files have no mainline equivalent (firmware
+``ROCE_CC_PRIO_MASK`` decides there), so the read-back prints them as ``unavailable``."""
+UNAVAILABLE = "unavailable"
+"""What roce-readback.sh prints for a value the running driver does not expose."""
 INSTALL_DIR = "/usr/local/sbin"
 
 
@@ -128,13 +133,20 @@ class ConnectxHostTransaction(FilesTransaction):
         code, out = self.status(conn, f"bash {self.path(script)}", timeout=self.long)
         if code:
             return [f"{script} failed (exit {code}): {last_line(out)}"]
-        want = {ln.strip() for ln in intended[expected].splitlines() if ln.strip()}
-        have = {ln.strip() for ln in out.splitlines() if ln.strip()}
-        missing = sorted(want - have)
+        missing = readback_mismatches(intended[expected], out)
         if missing:
             problems.append(f"live NIC settings differ from intent in {len(missing)} value(s), "
                             f"first: {missing[0]}")
         return problems
+
+
+def readback_mismatches(expected: str, readback: str) -> list[str]:
+    """Expected ``key=value`` lines the read-back does not show. A key the running driver does not expose
+    (read back as ``unavailable``: inbox mlx5 per-priority enable, verbs ToS) is not a mismatch."""
+    want = {ln.strip() for ln in expected.splitlines() if ln.strip()}
+    have = {ln.strip() for ln in readback.splitlines() if ln.strip()}
+    absent = {ln.split("=", 1)[0] for ln in have if ln.endswith(f"={UNAVAILABLE}")}
+    return sorted(ln for ln in want - have if ln.split("=", 1)[0] not in absent)
 
 
 TRANSACTION = ConnectxHostTransaction

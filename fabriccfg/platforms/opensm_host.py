@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fabriccfg.platforms.base import PlatformInfo
@@ -57,7 +57,10 @@ def _render_context(fabric: Fabric, device: Device) -> dict[str, Any]:
         "log_file": ib.log_file,
         "sharp_wanted": ib.sharp.enabled,
         "sharp": ib.sharp.enabled and mlnx,
-        "sharp_am": ib.sharp.enabled and ib.sharp.am_host == device.name,
+        # every SM host runs an AM (standby next to a standby SM), not only am_host: after an SM
+        # failover the new master's host must already have its sharp_am (docs/render.md, SHARP)
+        "sharp_am": ib.sharp.enabled and (device.name in ibf.sm_priority or ib.sharp.am_host == device.name),
+        "am_preferred": ib.sharp.am_host == device.name,
         "paths": RENDER.install_paths,
     }
 
@@ -96,7 +99,8 @@ RENDER = RenderSpec(
 )
 
 # --- push (owned by fabriccfg.push) ---
-from fabriccfg.push.files import FilesTransaction, Precheck  # noqa: E402
+from fabriccfg.push.files import FilesTransaction, Precheck, last_line  # noqa: E402
+from fabriccfg.push.transaction import TxError  # noqa: E402
 
 
 class OpensmHostTransaction(FilesTransaction):
@@ -116,6 +120,18 @@ class OpensmHostTransaction(FilesTransaction):
         "node-name-map": "opensmd",
         "sharp_am.cfg": "sharp_am",
     }
+
+
+    enabled_services: ClassVar[frozenset[str]] = frozenset({"sharp_am"})
+    """Services also enabled at boot when their file is installed (a standby AM must survive a reboot)."""
+
+    def _activate(self, conn: Any, names: Sequence[str]) -> None:
+        wanted = {self.services[n] for n in names if n in self.services} & self.enabled_services
+        for service in sorted(wanted):
+            code, out = self.status(conn, f"systemctl enable {service}", timeout=self.long)
+            if code:
+                raise TxError(f"systemctl enable {service} failed: {last_line(out)}")
+        super()._activate(conn, names)
 
 
 TRANSACTION = OpensmHostTransaction

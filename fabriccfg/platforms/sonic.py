@@ -178,5 +178,6 @@ SHOW = (
     _show("sonic-pfcwd", "show pfcwd stats", _parse.pfcwd_samples),
 )
 """ECN marks, queue and PFC-watchdog counters: what the SNMP tables lack."""
-TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.MLNX_QOS_PFC, _tt.MLNX_QOS_TC, _tt.LLDP),
-                           cli=SHOW)
+TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.CISCO_PFC_PRIO, _tt.CISCO_QOS_QUEUE, _tt.LLDP), cli=SHOW)
+"""What sonic-snmpagent serves (IF-MIB, CISCO-PFC-EXT-MIB per priority, CISCO-SWITCH-QOS-MIB queues, LLDP-MIB;
+telemetry/oids.py cites each); IEEE8021-PFC-MIB and MELLANOX-QOS-MIB are not implemented there."""

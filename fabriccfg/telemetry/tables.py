@@ -47,6 +47,37 @@ ARISTA_QUEUE = SnmpTable("arista-queue", (
     C("tc_tx_bytes", oids.ARISTA_EGRESS_BYTES, "counter64"),
     C("tc_tx_discard", oids.ARISTA_EGRESS_PKTS_DROPPED, "counter64"),
 ), index=("ifIndex", "tc", "_ptype"))
+CISCO_PFC_PRIO = SnmpTable("cisco-pfc-ext-prio", (
+    C("pfc_tx_pause", oids.CPFC_PRIO_REQUESTS, "counter64"),
+    C("pfc_rx_pause", oids.CPFC_PRIO_INDICATIONS, "counter64"),
+), index=("ifIndex", "prio"))
+"""SONiC (sonic-snmpagent ciscoPfcExtMIB.py): PFC frames per priority; cpfcIfTable is not polled, because
+the agent fills its per-interface 'totals' from priority 3 alone."""
+
+_CSQ_METRICS = {oids.CSQ_UCAST_PKTS: "tc_tx_pkts", oids.CSQ_UCAST_BYTES: "tc_tx_bytes",
+                oids.CSQ_UCAST_DROPPED_PKTS: "tc_tx_discard"}
+
+
+def _csq_samples(device: str, port_of: PortOf,
+                 rows: dict[str, dict[tuple[int, ...], int | bytes | None]]) -> list[Sample]:
+    """csqIfQosGroupStatsValue (index ifIndex.direction.queue.counter, queue 1-based) -> per-TC counters
+    (SONiC's TC_TO_QUEUE_MAP is the identity, so queue N+1 is traffic class N)."""
+    out: list[Sample] = []
+    for idx, value in rows.get("_csq", {}).items():
+        if len(idx) != 4 or idx[1] != oids.CSQ_EGRESS or not isinstance(value, int):
+            continue
+        metric = _CSQ_METRICS.get(idx[3])
+        if metric is None or idx[2] < 1:
+            continue
+        port = port_of(idx[0]) or str(idx[0])
+        out.append(Sample(device, port, metric, (("tc", str(idx[2] - 1)),), value, "counter64"))
+    return out
+
+
+CISCO_QOS_QUEUE = SnmpTable("cisco-switch-qos-queue", (
+    C("_csq", oids.CSQ_QOS_GROUP_STATS_VALUE, "counter64"),
+), index=("ifIndex", "_dir", "queue", "_counter"), to_samples=_csq_samples)
+"""SONiC (sonic-snmpagent ciscoSwitchQosMIB.py): egress unicast packets, bytes and drops per queue."""
 MLNX_IF_VPI = SnmpTable("mellanox-if-vpi", (
     C("ib_phys_state", oids.MLNX_IB_PORT_PHYSICAL_STATE, "state", oids.IB_PHYS_STATE_NAMES),
     C("ib_logical_state", oids.MLNX_IB_PORT_LOGICAL_STATE, "state", oids.IB_LOGICAL_STATE_NAMES),

@@ -13,6 +13,7 @@ import pytest
 
 from fabriccfg.inventory.load import load_fabric
 from fabriccfg.inventory.models import Fabric, Host
+from fabriccfg.mock import mibs
 from fabriccfg.mock.snmp import Agent, start_agent
 from fabriccfg.mock.traffic import TrafficModel
 from fabriccfg.telemetry import oids as O
@@ -260,13 +261,16 @@ def test_netsnmp_snmpbulkwalk(roce: Fabric, version: str) -> None:
         names = [v for k, v in first.items() if k.startswith(".1.3.6.1.2.1.31.1.1.1.1.")]
         assert names == ports
         for p in ports:
-            i = model.if_index("leaf-r1", p)
+            i = mibs.if_index(model, "leaf-r1", p)
+            assert i == int(p.removeprefix("Ethernet")) + 1  # sonic-snmpagent get_index_from_str
             a = int(first[f".1.3.6.1.2.1.31.1.1.1.10.{i}"])
             b = int(second[f".1.3.6.1.2.1.31.1.1.1.10.{i}"])
             assert a == model.port_counters("leaf-r1", p, T0)["if_out_octets"]
             assert b > a
         assert len(whole) == len(agent.layout.oids)
-        assert f".1.3.6.1.4.1.33049.15.1.2.1.5.{model.if_index('leaf-r1', 'Ethernet0')}.3" in whole
+        # SONiC serves CISCO-PFC-EXT-MIB per priority (ifIndex.prio), not MELLANOX-QOS-MIB / IEEE8021-PFC-MIB
+        assert ".1.3.6.1.4.1.9.9.813.1.2.1.3.1.3" in whole and ".1.3.6.1.4.1.9.9.813.1.2.1.2.1.7" in whole
+        assert not [k for k in whole if k.startswith((".1.3.6.1.4.1.33049.15.", ".1.3.111.2.802.1.1.21."))]
 
     run(main)
 
@@ -327,11 +331,11 @@ def test_lldp_follows_cabling_swap(roce: Fabric) -> None:
 
 
 def test_counter_wrap_and_reboot_over_snmp(roce: Fabric) -> None:
-    model = TrafficModel(roce, ["counter-wrap", "reboot:leaf-r0"], seed=1, t0=T0)
+    model = TrafficModel(roce, ["counter-wrap", "reboot:leaf-r3"], seed=1, t0=T0)
     clock = Clock(T0)
 
     async def main() -> list[Any]:
-        agent = await agent_for(model, "leaf-r0", clock)
+        agent = await agent_for(model, "leaf-r3", clock)  # NX-OS: an agent with the Counter32 PFC totals
         out = []
         try:
             async with Client(agent.port) as c:
@@ -394,7 +398,7 @@ def test_platform_mibs(roce: Fabric, ib8700: Fabric) -> None:
 
     async def main() -> dict[str, dict[tuple[int, ...], dict[tuple[int, ...], Any]]]:
         out = {}
-        agents = [await agent_for(model, d, clock) for d in ("leaf-r0", "leaf-r2", "leaf-r3")]
+        agents = [await agent_for(model, d, clock) for d in ("leaf-r0", "leaf-r1", "leaf-r2", "leaf-r3")]
         agents.append(await agent_for(ib_model, "ib8700-leaf1", clock))
         try:
             for agent in agents:
@@ -406,6 +410,8 @@ def test_platform_mibs(roce: Fabric, ib8700: Fabric) -> None:
                         O.MLNX_PORT_XMIT_WAIT,
                         O.MLNX_SYMBOL_ERROR_COUNTER,
                         O.LLDP_REM_SYS_NAME,
+                        O.CPFC_PRIO_INDICATIONS,
+                        O.CSQ_QOS_GROUP_STATS_VALUE,
                     )
         finally:
             for agent in agents:
@@ -414,17 +420,22 @@ def test_platform_mibs(roce: Fabric, ib8700: Fabric) -> None:
 
     got = run(main)
     t = T0 + 20
+    # Cumulus' snmpd: IF-MIB and LLDP-MIB only (its Supported MIBs page); PFC/queue counters are NVUE CLI
     cum = got["leaf-r0"]
-    idx = model.if_index("leaf-r0", "swp3")
-    assert (
-        int(cum[O.MLNX_PFC_RX_PAUSE_PKTS][(idx, 3)])
-        == model.port_counters("leaf-r0", "swp3", t)["pfc_rx_pause.3"]
-    )
-    assert (
-        int(cum[O.PFC_INDICATIONS][(idx,)])
-        == model.port_counters("leaf-r0", "swp3", t)["pfc_indications"] % 2**32
-    )
+    assert cum[O.LLDP_REM_SYS_NAME]
+    assert not cum[O.MLNX_PFC_RX_PAUSE_PKTS] and not cum[O.PFC_INDICATIONS]
+    assert not cum[O.CPFC_PRIO_INDICATIONS]
     assert not cum[O.ARISTA_EGRESS_PKTS] and not cum[O.MLNX_PORT_XMIT_WAIT]
+    # SONiC: CISCO-PFC-EXT-MIB per priority and CISCO-SWITCH-QOS-MIB queues, ifIndex EthernetN + 1
+    son = got["leaf-r1"]
+    assert not son[O.MLNX_PFC_RX_PAUSE_PKTS] and not son[O.PFC_INDICATIONS]
+    want = {(int(p.removeprefix("Ethernet")) + 1, q) for p in model.ports("leaf-r1") for q in range(8)}
+    assert set(son[O.CPFC_PRIO_INDICATIONS]) == want  # index ifIndex.priority, priority 0..7
+    port = "Ethernet0"
+    counters = model.port_counters("leaf-r1", port, t)
+    assert int(son[O.CPFC_PRIO_INDICATIONS][(1, 3)]) == counters["pfc_rx_pause.3"]
+    queue4 = (1, O.CSQ_EGRESS, 4, O.CSQ_UCAST_PKTS)  # queue numbers are 1-based: queue 4 = TC 3
+    assert int(son[O.CSQ_QOS_GROUP_STATS_VALUE][queue4]) == counters["tc_tx_pkts.3"]
     eos = got["leaf-r2"]
     assert eos[O.ARISTA_EGRESS_PKTS] and not eos[O.MLNX_PFC_RX_PAUSE_PKTS] and eos[O.LLDP_REM_SYS_NAME]
     nxos = got["leaf-r3"]

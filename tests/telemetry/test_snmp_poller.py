@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from fabriccfg.inventory.models import Fabric, Switch
+from fabriccfg.mock import mibs
 from fabriccfg.targets import SnmpAccess
 from fabriccfg.telemetry import ber, oids, tables
 from fabriccfg.telemetry.collect import snmp_samples
@@ -25,7 +26,8 @@ V2C = SnmpAccess(version="2c", community="public")
 V3 = SnmpAccess(version="3", user="fabric", auth_protocol="sha", auth_key="authpass123", priv_protocol="aes",
                 priv_key="privpass123")
 COLUMNS = [oids.IF_NAME, oids.IF_HC_IN_OCTETS, oids.IF_HC_OUT_OCTETS, oids.IF_OPER_STATUS, oids.IF_HIGH_SPEED,
-           oids.MLNX_PFC_RX_PAUSE_PKTS, oids.MLNX_PFC_TX_PAUSE_PKTS]
+           oids.CPFC_PRIO_INDICATIONS, oids.CPFC_PRIO_REQUESTS]
+"""Served by the SONiC mock as by sonic-snmpagent (CISCO-PFC-EXT-MIB per priority; telemetry/oids.py)."""
 
 
 def _switch(fabric: Fabric, platform: str) -> Switch:
@@ -43,7 +45,7 @@ async def _with_agent(fabric: Fabric, device: str, body: Any, **agent_kw: Any) -
 
 @pytest.mark.parametrize("access", [V2C, V3], ids=["v2c", "v3-sha-aes"])
 def test_walk_matches_the_traffic_model(roce_fabric: Fabric, access: SnmpAccess) -> None:
-    sw = next(s for s in roce_fabric.switches if s.platform in ("cumulus-nvue", "sonic"))
+    sw = next(s for s in roce_fabric.switches if s.platform == "sonic")
 
     async def body(agent: Any, model: Any) -> None:
         async with SnmpPoller(max_varbinds=40) as p:
@@ -57,16 +59,16 @@ def test_walk_matches_the_traffic_model(roce_fabric: Fabric, access: SnmpAccess)
             ports = model.ports(sw.name)
             assert sorted(names.values()) == sorted(ports)
             for port in ports:
-                assert names[model.if_index(sw.name, port)] == port
+                assert names[mibs.if_index(model, sw.name, port)] == port
             # counters lie between the model's values at the start and the end of the walk
             octets = {names[index_of(s)[0]]: v for s, v in r1.columns[oids.IF_HC_IN_OCTETS]}
             for port in ports:
                 lo = model.port_counters(sw.name, port, before)["if_in_octets"]
                 hi = model.port_counters(sw.name, port, after)["if_in_octets"]
                 assert lo <= octets[port] <= hi
-            pfc = r1.columns[oids.MLNX_PFC_RX_PAUSE_PKTS]
+            pfc = r1.columns[oids.CPFC_PRIO_INDICATIONS]
             assert len(pfc) == 8 * len(ports)  # (ifIndex, prio) rows
-            samples = snmp_samples(sw.name, r1, (tables.IF_MIB, tables.MLNX_QOS_PFC))
+            samples = snmp_samples(sw.name, r1, (tables.IF_MIB, tables.CISCO_PFC_PRIO))
             prios = {s.label("prio") for s in samples if s.metric == "pfc_rx_pause"}
             assert prios == {str(p) for p in range(8)}
             assert {s.value for s in samples if s.metric == "oper_status"} <= {"up", "down"}
@@ -160,7 +162,7 @@ def test_ber_roundtrip() -> None:
 
 
 def test_walk_groups_equals_one_loop(roce_fabric: Fabric) -> None:
-    sw = next(s for s in roce_fabric.switches if s.platform in ("cumulus-nvue", "sonic"))
+    sw = next(s for s in roce_fabric.switches if s.platform == "sonic")
 
     async def body(agent: Any, model: Any) -> None:
         async with SnmpPoller(max_varbinds=256) as p:

@@ -271,7 +271,8 @@ from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
 from fabriccfg.mock import mibs as _m  # noqa: E402
 
 SNMP_AGENT = _m.Agent(
-    mibs=(_m.SNMPV2, _m.IF_MIB, _m.PFC_MIB, _m.MLNX_QOS, _m.LLDP_MIB),
+    # Cumulus' "Supported MIBs" page: IF-MIB and LLDP-MIB (lldpd AgentX), no PFC or queue MIB
+    mibs=(_m.SNMPV2, _m.IF_MIB, _m.LLDP_MIB),
     sys_descr="Cumulus Linux 5.9.1 (Linux Kernel 6.1.0-cl-1-amd64)",
     sys_object_id=(1, 3, 6, 1, 4, 1, 40310),
 )

@@ -224,7 +224,9 @@ class OpenSmProfile(ShellProfile):
         services = {"ssh": "active", "opensmd": "active"}
         fab = dev.fabric
         sharp = fab.ib.sharp if fab is not None and fab.ib is not None else None
-        if sharp is not None and sharp.enabled and sharp.am_host == dev.name:
+        ib = fab.ib if fab is not None else None
+        sms = {sm.device for sm in ib.subnet_managers} if ib is not None else set()
+        if sharp is not None and sharp.enabled and (sharp.am_host == dev.name or dev.name in sms):
             services["sharp_am"] = "active"
             dev.files["/etc/sharp/sharp_am.cfg"] = "# sharp_am.cfg (factory)\nib_port_guid 0\n"
         dev.extra["services"] = services

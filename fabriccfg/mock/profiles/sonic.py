@@ -261,10 +261,20 @@ PROFILE = SonicProfile()
 from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
 from fabriccfg.mock import mibs as _m  # noqa: E402
 
+
+def sonic_if_index(port: str) -> int | None:
+    """sonic-snmpagent's ifIndex: EthernetN -> N + 1 (src/sonic_ax_impl/mibs/__init__.py,
+    get_index_from_str)."""
+    m = re.fullmatch(r"Ethernet(\d+)", port)
+    return int(m.group(1)) + 1 if m else None
+
+
 SNMP_AGENT = _m.Agent(
-    mibs=(_m.SNMPV2, _m.IF_MIB, _m.PFC_MIB, _m.MLNX_QOS, _m.LLDP_MIB),
+    # what sonic-snmpagent implements (src/sonic_ax_impl/mibs): no IEEE8021-PFC-MIB, no MELLANOX-QOS-MIB
+    mibs=(_m.SNMPV2, _m.IF_MIB, _m.CISCO_PFC_EXT, _m.CISCO_SWITCH_QOS, _m.LLDP_MIB),
     sys_descr="SONiC Software Version: SONiC.202305 - HwSku: Mellanox-SN5600 - Distribution: Debian 11",
     sys_object_id=(1, 3, 6, 1, 4, 1, 8072, 3, 2, 10),
+    if_index=sonic_if_index,
 )
 SHOW_COMMANDS = (
     (re.compile(rf"^show queue counters(?: {_ct.PORT})?$"), _ct.opt_port(_ct.sonic_queue_counters)),

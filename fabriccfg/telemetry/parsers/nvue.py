@@ -71,9 +71,12 @@ ROCE_MAP: dict[str, tuple[str, str]] = {
     "tx-stats.tx-pfc-stats.pause-packets": ("pfc_tx_pause", "prio"),
     "tx-stats.tx-pfc-stats.pause-duration": ("pfc_tx_pause_duration", "prio"),
     "tx-stats.tx-ecn-stats.ecn-marked-packets": ("ecn_marked", "tc"),
+    # "Tx buffer discards for RoCE traffic": NVIDIA's RoCE page (Cumulus Linux 5.16, 'Verify RoCE
+    # Configuration', nv show interface <id> qos roce counters)
+    "tx-stats.tx-roce-stats.unicast-no-buffer-discard": ("tc_no_buffer_discard", "tc"),
 }
-"""Only what SNMP (MELLANOX-QOS-MIB) does not carry is worth a sample: ECN marks. The PFC rows are
-kept for devices polled without SNMP (``roce_samples(..., with_pfc=True)``)."""
+"""ECN marks, lossless-class drops and (``with_pfc=True``) PFC: Cumulus' snmpd serves no PFC or queue MIB
+(its Supported MIBs page), so on Cumulus this command is the source of all of them."""
 
 
 def roce_samples(device: str, port: str | None, text: str, roce_tc: int, *,

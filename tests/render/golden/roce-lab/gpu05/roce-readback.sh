@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
 # roce-readback.sh for gpu05: prints the live RoCE settings as key=value lines, in the format of
 # roce-expected.txt, so verification is a line-by-line comparison. A value the running driver does not
-# expose prints as 'unavailable' (e.g. rpg_max_rate on the mainline debugfs) and is not a mismatch.
+# expose prints as 'unavailable' (the per-priority enable files and tc/1/traffic_class on the inbox
+# driver) and is not a mismatch. Paths are under $root (FABRICCFG_ROOT, empty on a real host), as in roce-setup.sh.
 set -uo pipefail
+root=${FABRICCFG_ROOT:-}
 
 val() { if [[ -r $1 ]]; then sed 's/^[^0-9]*//; s/[[:space:]]*$//' "$1"; else echo unavailable; fi; }
 pfc() { mlnx_qos -i "$1" 2>/dev/null | awk '/PFC configuration/ {p=1} p && $1 == "enabled" {for (i = 2; i <= NF; i++) printf "%s%s", $i, (i < NF ? "," : "\n"); exit}'; }
 trust() { mlnx_qos -i "$1" 2>/dev/null | awk -F': *' '/[Tt]rust state/ {print $2; exit}'; }
 cc_dir() {
   local pci
-  pci=$(basename "$(readlink -f "/sys/class/net/$1/device")")
-  echo "/sys/kernel/debug/mlx5/$pci/cc_params"
+  pci=$(basename "$(readlink -f "$root/sys/class/net/$1/device")")
+  echo "$root/sys/kernel/debug/mlx5/$pci/cc_params"
 }
 
 n=ens1f0np0
-echo "$n.mtu=$(val /sys/class/net/$n/mtu)"
+echo "$n.mtu=$(val $root/sys/class/net/$n/mtu)"
 echo "$n.trust=$(trust $n)"
 echo "$n.pfc=$(pfc $n)"
-echo "$n.roce_tos=$(val /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos)"
-echo "$n.verbs_tos=$(val /sys/class/infiniband/mlx5_0/tc/1/traffic_class)"
-ecn=/sys/class/net/$n/ecn
+echo "$n.roce_tos=$(val $root/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos)"
+echo "$n.verbs_tos=$(val $root/sys/class/infiniband/mlx5_0/tc/1/traffic_class)"
+ecn=$root/sys/class/net/$n/ecn
 if [[ -d $ecn/roce_np ]]; then
   echo "$n.roce_np.enable.3=$(val $ecn/roce_np/enable/3)"
   echo "$n.roce_rp.enable.3=$(val $ecn/roce_rp/enable/3)"
@@ -51,7 +53,7 @@ else
   echo "$n.roce_rp.rpg_time_reset=$(val $cc/rp_time_reset)"
   echo "$n.roce_rp.rpg_byte_reset=$(val $cc/rp_byte_reset)"
   echo "$n.roce_rp.rpg_threshold=$(val $cc/rp_threshold)"
-  echo "$n.roce_rp.rpg_max_rate=$(val /nonexistent)"
+  echo "$n.roce_rp.rpg_max_rate=$(val $cc/rp_max_rate)"
   echo "$n.roce_rp.rpg_ai_rate=$(val $cc/rp_ai_rate)"
   echo "$n.roce_rp.rpg_hai_rate=$(val $cc/rp_hai_rate)"
   echo "$n.roce_rp.rpg_gd=$(val $cc/rp_gd)"
@@ -62,17 +64,17 @@ else
   echo "$n.roce_rp.dce_tcp_rtt=$(val $cc/rp_dce_tcp_rtt)"
   echo "$n.roce_rp.rate_reduce_monitor_period=$(val $cc/rp_rate_reduce_monitor_period)"
   echo "$n.roce_rp.initial_alpha_value=$(val $cc/rp_initial_alpha_value)"
-  echo "$n.roce_np.min_time_between_cnps=$(val /nonexistent)"
+  echo "$n.roce_np.min_time_between_cnps=$(val $cc/np_min_time_between_cnps)"
   echo "$n.roce_np.cnp_dscp=$(val $cc/np_cnp_dscp)"
   echo "$n.roce_np.cnp_802p_prio=$(val $cc/np_cnp_prio)"
 fi
 n=ens2f0np0
-echo "$n.mtu=$(val /sys/class/net/$n/mtu)"
+echo "$n.mtu=$(val $root/sys/class/net/$n/mtu)"
 echo "$n.trust=$(trust $n)"
 echo "$n.pfc=$(pfc $n)"
-echo "$n.roce_tos=$(val /sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos)"
-echo "$n.verbs_tos=$(val /sys/class/infiniband/mlx5_1/tc/1/traffic_class)"
-ecn=/sys/class/net/$n/ecn
+echo "$n.roce_tos=$(val $root/sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos)"
+echo "$n.verbs_tos=$(val $root/sys/class/infiniband/mlx5_1/tc/1/traffic_class)"
+ecn=$root/sys/class/net/$n/ecn
 if [[ -d $ecn/roce_np ]]; then
   echo "$n.roce_np.enable.3=$(val $ecn/roce_np/enable/3)"
   echo "$n.roce_rp.enable.3=$(val $ecn/roce_rp/enable/3)"
@@ -104,7 +106,7 @@ else
   echo "$n.roce_rp.rpg_time_reset=$(val $cc/rp_time_reset)"
   echo "$n.roce_rp.rpg_byte_reset=$(val $cc/rp_byte_reset)"
   echo "$n.roce_rp.rpg_threshold=$(val $cc/rp_threshold)"
-  echo "$n.roce_rp.rpg_max_rate=$(val /nonexistent)"
+  echo "$n.roce_rp.rpg_max_rate=$(val $cc/rp_max_rate)"
   echo "$n.roce_rp.rpg_ai_rate=$(val $cc/rp_ai_rate)"
   echo "$n.roce_rp.rpg_hai_rate=$(val $cc/rp_hai_rate)"
   echo "$n.roce_rp.rpg_gd=$(val $cc/rp_gd)"
@@ -115,17 +117,17 @@ else
   echo "$n.roce_rp.dce_tcp_rtt=$(val $cc/rp_dce_tcp_rtt)"
   echo "$n.roce_rp.rate_reduce_monitor_period=$(val $cc/rp_rate_reduce_monitor_period)"
   echo "$n.roce_rp.initial_alpha_value=$(val $cc/rp_initial_alpha_value)"
-  echo "$n.roce_np.min_time_between_cnps=$(val /nonexistent)"
+  echo "$n.roce_np.min_time_between_cnps=$(val $cc/np_min_time_between_cnps)"
   echo "$n.roce_np.cnp_dscp=$(val $cc/np_cnp_dscp)"
   echo "$n.roce_np.cnp_802p_prio=$(val $cc/np_cnp_prio)"
 fi
 n=ens3f0np0
-echo "$n.mtu=$(val /sys/class/net/$n/mtu)"
+echo "$n.mtu=$(val $root/sys/class/net/$n/mtu)"
 echo "$n.trust=$(trust $n)"
 echo "$n.pfc=$(pfc $n)"
-echo "$n.roce_tos=$(val /sys/kernel/config/rdma_cm/mlx5_2/ports/1/default_roce_tos)"
-echo "$n.verbs_tos=$(val /sys/class/infiniband/mlx5_2/tc/1/traffic_class)"
-ecn=/sys/class/net/$n/ecn
+echo "$n.roce_tos=$(val $root/sys/kernel/config/rdma_cm/mlx5_2/ports/1/default_roce_tos)"
+echo "$n.verbs_tos=$(val $root/sys/class/infiniband/mlx5_2/tc/1/traffic_class)"
+ecn=$root/sys/class/net/$n/ecn
 if [[ -d $ecn/roce_np ]]; then
   echo "$n.roce_np.enable.3=$(val $ecn/roce_np/enable/3)"
   echo "$n.roce_rp.enable.3=$(val $ecn/roce_rp/enable/3)"
@@ -157,7 +159,7 @@ else
   echo "$n.roce_rp.rpg_time_reset=$(val $cc/rp_time_reset)"
   echo "$n.roce_rp.rpg_byte_reset=$(val $cc/rp_byte_reset)"
   echo "$n.roce_rp.rpg_threshold=$(val $cc/rp_threshold)"
-  echo "$n.roce_rp.rpg_max_rate=$(val /nonexistent)"
+  echo "$n.roce_rp.rpg_max_rate=$(val $cc/rp_max_rate)"
   echo "$n.roce_rp.rpg_ai_rate=$(val $cc/rp_ai_rate)"
   echo "$n.roce_rp.rpg_hai_rate=$(val $cc/rp_hai_rate)"
   echo "$n.roce_rp.rpg_gd=$(val $cc/rp_gd)"
@@ -168,17 +170,17 @@ else
   echo "$n.roce_rp.dce_tcp_rtt=$(val $cc/rp_dce_tcp_rtt)"
   echo "$n.roce_rp.rate_reduce_monitor_period=$(val $cc/rp_rate_reduce_monitor_period)"
   echo "$n.roce_rp.initial_alpha_value=$(val $cc/rp_initial_alpha_value)"
-  echo "$n.roce_np.min_time_between_cnps=$(val /nonexistent)"
+  echo "$n.roce_np.min_time_between_cnps=$(val $cc/np_min_time_between_cnps)"
   echo "$n.roce_np.cnp_dscp=$(val $cc/np_cnp_dscp)"
   echo "$n.roce_np.cnp_802p_prio=$(val $cc/np_cnp_prio)"
 fi
 n=ens4f0np0
-echo "$n.mtu=$(val /sys/class/net/$n/mtu)"
+echo "$n.mtu=$(val $root/sys/class/net/$n/mtu)"
 echo "$n.trust=$(trust $n)"
 echo "$n.pfc=$(pfc $n)"
-echo "$n.roce_tos=$(val /sys/kernel/config/rdma_cm/mlx5_3/ports/1/default_roce_tos)"
-echo "$n.verbs_tos=$(val /sys/class/infiniband/mlx5_3/tc/1/traffic_class)"
-ecn=/sys/class/net/$n/ecn
+echo "$n.roce_tos=$(val $root/sys/kernel/config/rdma_cm/mlx5_3/ports/1/default_roce_tos)"
+echo "$n.verbs_tos=$(val $root/sys/class/infiniband/mlx5_3/tc/1/traffic_class)"
+ecn=$root/sys/class/net/$n/ecn
 if [[ -d $ecn/roce_np ]]; then
   echo "$n.roce_np.enable.3=$(val $ecn/roce_np/enable/3)"
   echo "$n.roce_rp.enable.3=$(val $ecn/roce_rp/enable/3)"
@@ -210,7 +212,7 @@ else
   echo "$n.roce_rp.rpg_time_reset=$(val $cc/rp_time_reset)"
   echo "$n.roce_rp.rpg_byte_reset=$(val $cc/rp_byte_reset)"
   echo "$n.roce_rp.rpg_threshold=$(val $cc/rp_threshold)"
-  echo "$n.roce_rp.rpg_max_rate=$(val /nonexistent)"
+  echo "$n.roce_rp.rpg_max_rate=$(val $cc/rp_max_rate)"
   echo "$n.roce_rp.rpg_ai_rate=$(val $cc/rp_ai_rate)"
   echo "$n.roce_rp.rpg_hai_rate=$(val $cc/rp_hai_rate)"
   echo "$n.roce_rp.rpg_gd=$(val $cc/rp_gd)"
@@ -221,7 +223,7 @@ else
   echo "$n.roce_rp.dce_tcp_rtt=$(val $cc/rp_dce_tcp_rtt)"
   echo "$n.roce_rp.rate_reduce_monitor_period=$(val $cc/rp_rate_reduce_monitor_period)"
   echo "$n.roce_rp.initial_alpha_value=$(val $cc/rp_initial_alpha_value)"
-  echo "$n.roce_np.min_time_between_cnps=$(val /nonexistent)"
+  echo "$n.roce_np.min_time_between_cnps=$(val $cc/np_min_time_between_cnps)"
   echo "$n.roce_np.cnp_dscp=$(val $cc/np_cnp_dscp)"
   echo "$n.roce_np.cnp_802p_prio=$(val $cc/np_cnp_prio)"
 fi
