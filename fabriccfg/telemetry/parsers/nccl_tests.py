@@ -83,10 +83,23 @@ def parse(text: str) -> NcclResult:
             continue
         g = m.groups()
         try:
-            res.rows.append(NcclRow(
-                int(g[0]), int(g[1]), g[2], g[3], int(g[4]), float(g[5]), float(g[6]), float(g[7]),
-                _wrong(g[8]), float(g[9]), float(g[10]), float(g[11]), _wrong(g[12]),
-            ))
+            res.rows.append(
+                NcclRow(
+                    int(g[0]),
+                    int(g[1]),
+                    g[2],
+                    g[3],
+                    int(g[4]),
+                    float(g[5]),
+                    float(g[6]),
+                    float(g[7]),
+                    _wrong(g[8]),
+                    float(g[9]),
+                    float(g[10]),
+                    float(g[11]),
+                    _wrong(g[12]),
+                )
+            )
         except ValueError:
             continue  # a NCCL INFO/WARN line that happens to have 13 fields
     if not header:

@@ -122,16 +122,28 @@ def parse(text: str) -> PerftestResult:
         if mode and re.match(r"^\d+\s", stripped):
             nums = _floats(stripped)
             if mode == "lat" and len(nums) >= 5:
-                vals = [float(x) for x in nums[2:]] + [None] * 4  # type: ignore[list-item]
-                res.latency.append(LatencyRow(int(nums[0]), int(nums[1]), *vals[:7]))  # type: ignore[arg-type]
+                vals: list[float | None] = [float(x) for x in nums[2:9]]
+                vals += [None] * (7 - len(vals))
+                t_min, t_max, typical = (float(v or 0.0) for v in vals[:3])
+                res.latency.append(
+                    LatencyRow(
+                        int(nums[0]), int(nums[1]), t_min, t_max, typical, vals[3], vals[4], vals[5], vals[6]
+                    )
+                )
             elif mode == "bw" and len(nums) >= 4:
                 scale = 1.0 if unit_gb else MB_TO_GBPS
                 rate = float(nums[4]) if len(nums) > 4 else None
                 res.bandwidth.append(
-                    BandwidthRow(int(nums[0]), int(nums[1]), float(nums[2]) * scale, float(nums[3]) * scale, rate)
+                    BandwidthRow(
+                        int(nums[0]), int(nums[1]), float(nums[2]) * scale, float(nums[3]) * scale, rate
+                    )
                 )
             continue
-        if not mode and ":" in stripped and not stripped.startswith(("local address", "remote address", "GID:")):
+        if (
+            not mode
+            and ":" in stripped
+            and not stripped.startswith(("local address", "remote address", "GID:"))
+        ):
             _preamble(line, res.info)
     if not seen_header and not res.server:
         raise PerftestError("no perftest result header ('#bytes #iterations ...') in the output")
