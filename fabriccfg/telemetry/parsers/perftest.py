@@ -78,7 +78,8 @@ class PerftestResult:
 
 def _preamble(line: str, info: dict[str, str]) -> None:
     # "Dual-port       : OFF\t\tDevice         : mlx5_0" holds two fields on one line
-    for part in re.split(r"\t+|\s{3,}(?=[A-Z][A-Za-z .*/_-]*\s*:)", line.strip()):
+    # and "rdma_cm QPs\t : OFF" has a tab before its colon: split only before the next name
+    for part in re.split(r"(?:\t+|\s{3,})(?=[A-Za-z][A-Za-z .*/_-]*?\s*:)", line.strip()):
         m = _PRE.match(part)
         if m:
             info.setdefault(m.group(1).strip(), m.group(2).strip())
