@@ -234,6 +234,14 @@ def register(app: typer.Typer) -> None:
             decided = _decided_by(
                 work, profiles, roce_tuning, names, overrides or [], knobs, tel, costs, single, rows, pbar
             )
+            for est in single:
+                if est.fabric in tel:  # say what the measurement changed (issue 15 §3)
+                    prof = next(f for f in profiles if f.name == est.fabric)
+                    before = mdl.estimate(work, prof, knobs, None, costs.get(prof.name))
+                    tel_notes.append(
+                        f"{est.fabric}: straggler term {before.straggler:.3f} s with the assumed inputs -> "
+                        f"{est.straggler:.3f} s measured (step {before.step:.3f} -> {est.step:.3f} s)"
+                    )
         except (mdl.AdviseError, cal.CalibrationError) as exc:
             raise _fail(str(exc)) from None
 
