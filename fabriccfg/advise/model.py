@@ -744,8 +744,8 @@ def recommend(estimates: list[Estimate], paired_pts: float = 0.0) -> tuple[str, 
     if assumed_tail and any(t in reasons[1] for t in tail_terms):
         measured = [e.fabric for e in ranked[:2] if e.tail_source != "assumed"]
         reasons.append(
-            f"the straggler/ECMP inputs of {', '.join(assumed_tail)} are assumptions [A] (no public per-fabric "
-            "jitter data, analytics §9)"
+            f"the straggler/ECMP inputs of {', '.join(assumed_tail)} are assumptions [A] "
+            "(no public per-fabric jitter data, analytics §9)"
             + (f"; those of {', '.join(measured)} are measured" if measured else "")
             + ": measure with verify/watch or probe and pass --from-telemetry, or vary them with --set"
         )
@@ -1188,7 +1188,9 @@ def _from_probe(
             rails[rail] = min(rails.get(rail, math.inf), float(bus))
     if rails and isinstance(rate, int | float) and rate > 0:
         values["wire_eff"] = min(1.0, statistics.median(rails.values()) / float(rate))
-        measured.append(f"wire efficiency {values['wire_eff']:.2f} (busbw/line rate, median of {len(rails)} rails)")
+        measured.append(
+            f"wire efficiency {values['wire_eff']:.2f} (busbw/line rate, median of {len(rails)} rails)"
+        )
     if not values:
         raise AdviseError(f"telemetry file {path}: the probe document has no latency or busbw result")
     source = f"fabriccfg probe of {doc.get('fabric', '?')} ({doc.get('status', '?')})"
