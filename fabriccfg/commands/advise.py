@@ -107,7 +107,8 @@ def _print_bom(bom: Any) -> None:
     con.print(table)
     con.print(
         f"capex {bom.capex:,.0f} {bom.currency}: {sum(bom.switches.values())} switches, "
-        f"{bom.ports_used} switch ports used, {bom.nic_ports} NIC ports, {bom.dac_links} DAC and {bom.optical_links} optical links "
+        f"{bom.ports_used} switch ports used, {bom.nic_ports} NIC ports, {bom.dac_links} DAC and "
+        f"{bom.optical_links} optical links "
         f"({bom.fiber_m:,.0f} m fibre); amortised over {bom.amortisation_years:g} years = "
         f"{bom.per_nic_port_hour:.4f} {bom.currency} per NIC-port-hour, added to the GPU-time cost",
         markup=False,
