@@ -155,3 +155,36 @@ def test_prometheus_summaries(roce, tmp_path):
     quantiles = {s.labels["quantile"] for s in lat.samples if "quantile" in s.labels}
     assert quantiles == {"0.5", "0.99", "0.999"}
     assert len(fams["fabriccfg_probe_busbw_gbytes"].samples) == 2
+
+
+def test_probe_json_feeds_the_advisor(roce, tmp_path):
+    """The loop of issue 15: probe a healthy and a storming mock, advise from each measurement."""
+    straggler = {}
+    for name, scenarios in (("healthy", []), ("storm", ["pause-storm:gpu05"])):
+        out = tmp_path / f"{name}.json"
+        with MockFabric(roce, scenarios=scenarios, workdir=tmp_path / name, snmp=False) as mock:
+            probe("roce-lab.yaml", mock, "--output", str(out))
+        r = CliRunner().invoke(
+            app,
+            [
+                "advise",
+                "--params",
+                "100e9",
+                "--tokens",
+                "2e12",
+                "--gpus",
+                "1024",
+                "--fabrics",
+                "ib-hdr,roce-400g",
+                "--from-telemetry",
+                str(out),
+                "--format",
+                "json",
+            ],
+        )
+        assert r.exit_code == 0, r.output
+        doc = json.loads(r.stdout)
+        assert any(n.startswith("roce-400g: straggler term") for n in doc["telemetry"])
+        straggler[name] = {e["fabric"]: e["straggler"] for e in doc["estimates"]}
+    assert straggler["storm"]["roce-400g"] > 2 * straggler["healthy"]["roce-400g"]
+    assert straggler["storm"]["ib-hdr"] == straggler["healthy"]["ib-hdr"]
