@@ -7,6 +7,7 @@ measured; usage errors exit 3 as well).
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Annotated
 
@@ -102,15 +103,12 @@ def probe_cmd(  # noqa: PLR0917 (typer maps parameters to options)
         raise fail(f"{inventory}: {str(exc).splitlines()[0] if str(exc) else 'invalid inventory'}") from None
     except OSError as exc:
         raise fail(f"{inventory}: {exc.strerror or exc}") from None
+    chosen = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None
     try:
-        pairs = plan.plan(fabric, [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None)
+        pairs = plan.plan(fabric, chosen)
     except plan.PlanError as exc:
         raise fail(str(exc)) from None
-    leaves = (
-        plan.host_leaves(fabric)
-        if not hosts
-        else {n.leaf for n in plan.host_nics(fabric) if n.host in set(hosts.split(","))}
-    )
+    leaves = {n.leaf for n in plan.host_nics(fabric) if chosen is None or n.host in chosen}
     covered = plan.covered_leaves(pairs)
     kinds = ", ".join(f"{sum(1 for p in pairs if p.kind == k)} {k}" for k in sorted({p.kind for p in pairs}))
     typer.echo(
@@ -152,7 +150,7 @@ def probe_cmd(  # noqa: PLR0917 (typer maps parameters to options)
     if state_dir is not None:
         try:
             store.save(state_dir, doc)
-        except (OSError, Exception) as exc:  # a store problem must not lose the measurement
+        except (OSError, sqlite3.Error) as exc:  # a store problem must not lose the measurement
             typer.echo(f"warning: results not stored: {exc}", err=True)
     if output is not None:
         output.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

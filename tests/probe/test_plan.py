@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from typer.testing import CliRunner
+
+from fabriccfg.cli import app
 from fabriccfg.probe import plan
 
-from .conftest import generated
+from .conftest import ROOT, generated
 
 
 def check_plan(fabric):
@@ -50,3 +53,18 @@ def test_plan_is_deterministic_and_limited_to_hosts(roce):
     assert {p.client.host for p in some} | {p.server.host for p in some} <= {"gpu01", "gpu02"}
     with pytest.raises(plan.PlanError, match="not GPU hosts"):
         plan.plan(roce, ["leaf-r0"])
+
+
+def test_cli_plan_and_usage_errors():
+    inv = str(ROOT / "inventories" / "roce-lab.yaml")
+    r = CliRunner().invoke(app, ["probe", inv, "--plan"])
+    assert r.exit_code == 0 and r.stdout.startswith("pair plan: 6 pairs") and "same-leaf" in r.stdout
+    r = CliRunner().invoke(app, ["probe", inv, "--plan", "--hosts", "gpu01,gpu03"])
+    assert r.exit_code == 0 and "cover 4 of 4 leaves" in r.stdout
+    for args, text in (
+        (["--hosts", "nope"], "not GPU hosts"),
+        (["--tools", "iperf"], "--tools"),
+        (["--format", "xml"], "--format"),
+    ):
+        r = CliRunner().invoke(app, ["probe", inv, *args])
+        assert r.exit_code == 3 and text in r.output and "Traceback" not in r.output
