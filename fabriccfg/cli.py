@@ -14,7 +14,7 @@ import typer
 
 from fabriccfg import __version__
 
-COMMAND_FAMILIES = ("inventory", "render", "mock", "push", "verify", "advise", "demo", "interop")
+COMMAND_FAMILIES = ("inventory", "render", "mock", "push", "verify", "probe", "advise", "demo", "interop")
 
 app = typer.Typer(
     name="fabriccfg",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -456,6 +457,8 @@ def estimate(
     """Estimate one fabric for one workload (see the module docstring for the formula)."""
     knobs = knobs or Knobs()
     validate(w)
+    if telemetry is not None and telemetry.fabric_values:
+        fab = fab.with_values(telemetry.source, **telemetry.fabric_values)
     gpu = gpu_spec(w.gpu)
     shape = derive_shape(w)
     warnings: list[str] = []
@@ -737,11 +740,14 @@ def recommend(estimates: list[Estimate], paired_pts: float = 0.0) -> tuple[str, 
     for other in ranked[1:]:
         reasons.append(_why(best, other))
     tail_terms = ("straggler", "hiccups")
-    if any(e.tail_source == "assumed" for e in ranked[:2]) and any(t in reasons[1] for t in tail_terms):
+    assumed_tail = [e.fabric for e in ranked[:2] if e.tail_source == "assumed"]
+    if assumed_tail and any(t in reasons[1] for t in tail_terms):
+        measured = [e.fabric for e in ranked[:2] if e.tail_source != "assumed"]
         reasons.append(
-            "the straggler/ECMP inputs that separate them are assumptions [A] (no public per-fabric "
-            "jitter data, analytics §9): measure with verify/watch and pass --from-telemetry, or vary "
-            "them with --set"
+            f"the straggler/ECMP inputs of {', '.join(assumed_tail)} are assumptions [A] "
+            "(no public per-fabric jitter data, analytics §9)"
+            + (f"; those of {', '.join(measured)} are measured" if measured else "")
+            + ": measure with verify/watch or probe and pass --from-telemetry, or vary them with --set"
         )
     if any(e.dp_algo.startswith("sharp") for e in estimates):
         reasons.append(
@@ -919,6 +925,8 @@ class Telemetry:
     hiccup_p: float = 0.0
     hiccup_delay: float = 0.0  # seconds
     distribution: str | None = None  # normal (default), exponential or lognormal
+    fabric_values: dict[str, float] = field(default_factory=dict)
+    """Measured profile inputs (``fabriccfg probe``): e2e_latency, wire_eff, jitter_cv."""
 
 
 # verify/watch finding -> effect, by the finding's severity ("warning" / "critical"; "unknown" is
@@ -979,6 +987,8 @@ def load_telemetry(path: Path, fabrics: list[FabricProfile]) -> tuple[dict[str, 
         raise AdviseError(f"telemetry file {path} is not JSON: {exc.msg} at line {exc.lineno}") from None
     if not isinstance(doc, dict):
         raise AdviseError(f"telemetry file {path}: expected a JSON object")
+    if doc.get("tool") == "fabriccfg probe":
+        return _from_probe(doc, fabrics, path)
     if "findings" in doc:
         return _from_verify(doc, fabrics, path)
     return _from_stats(doc, fabrics, path)
@@ -1109,3 +1119,83 @@ def _from_verify(
         hd = max((e[2] for e in effects if e[1] > 0), default=0.0)
         out[name] = Telemetry(source=source, pause_fraction=pause, hiccup_p=hp, hiccup_delay=hd)
     return out, notes
+
+
+PROBE_Z999 = NormalDist().inv_cdf(0.999)
+"""Phi^-1(0.999) = 3.090: the 99.9th percentile of N(0,1), for the lognormal fit through p50 and p99.9."""
+
+
+def probe_sigma_ln(p50: float, p999: float) -> float:
+    """Lognormal shape through a median and a 99.9th percentile: ln(p99.9 / p50) / Phi^-1(0.999)."""
+    if p50 <= 0 or p999 < p50:
+        return 0.0
+    return math.log(p999 / p50) / PROBE_Z999
+
+
+def _from_probe(
+    doc: dict[str, Any], fabrics: list[FabricProfile], path: Path
+) -> tuple[dict[str, Telemetry], list[str]]:
+    """``fabriccfg probe --format json``: measured latency, jitter and busbw for the probed fabric.
+
+    - ``e2e_latency`` (us) := median p50 of the pairs that cross a spine (all pairs when none does);
+    - ``wire_eff`` := median over rails of the rail's lowest all_reduce_perf busbw / line rate
+      (nccl-tests busbw is comparable to line rate for any rank count, PERFORMANCE.md);
+    - ``jitter_cv`` := the per-rank fabric-time CV of the slowest path: per pair a lognormal is fitted
+      through p50 and p99.9 (sigma_ln = ln(p99.9/p50) / Phi^-1(0.999)), the largest sigma_ln is
+      kept (the step waits for the slowest rank, whose traffic crosses the worst path) and
+      cv = sqrt(exp(sigma_ln^2) - 1) (lognormal moments). The straggler term then stays
+      E[max of n ranks] of Normal(0, sqrt((cv_c T_comp)^2 + (cv T_fabric)^2)) (analytics §2.1, exact
+      or Blom), so the change is attributable to the measured input alone. Treating the per-message
+      tail as the per-step tail assumes the slow messages of a step are correlated (pause and queue
+      build-up events are): an upper bound.
+    """
+    tech = str(doc.get("technology", ""))
+    family = {"roce": "roce", "infiniband": "ib"}.get(tech)
+    targets = [f for f in fabrics if f.family == family]
+    if family is None or not targets:
+        raise AdviseError(
+            f"telemetry file {path}: the probe measured a {tech or 'unknown'} fabric; none of the compared "
+            f"fabrics ({', '.join(f.name for f in fabrics)}) is of that family"
+        )
+    results = doc.get("results")
+    if not isinstance(results, list):
+        raise AdviseError(f"telemetry file {path}: 'results' must be a list")
+    values: dict[str, float] = {}
+    measured: list[str] = []
+    lat = [r for r in results if isinstance(r, dict) and isinstance(r.get("latency_us"), dict)]
+    shapes: list[tuple[float, str]] = []
+    for r in lat:
+        x = r["latency_us"]
+        p50, p999 = x.get("typical"), x.get("p999")
+        if isinstance(p50, int | float) and isinstance(p999, int | float):
+            shapes.append((probe_sigma_ln(float(p50), float(p999)), str(r.get("pair", "?"))))
+    if shapes:
+        sigma, worst = max(shapes)
+        values["jitter_cv"] = math.sqrt(math.expm1(sigma * sigma))
+        crossing = [r for r in lat if r.get("kind") != "same-leaf"] or lat
+        values["e2e_latency"] = statistics.median(float(r["latency_us"]["typical"]) for r in crossing)
+        measured.append(
+            f"jitter cv {values['jitter_cv']:.3f} (lognormal through p50/p99.9 of the slowest path {worst}, "
+            f"sigma_ln {sigma:.3f})"
+        )
+        measured.append(f"e2e latency {values['e2e_latency']:.2f} us (median p50 of {len(crossing)} pairs)")
+    rate = doc.get("line_rate_gbytes")
+    rails: dict[int, float] = {}
+    for r in results:
+        bus = r.get("busbw_gbytes") if isinstance(r, dict) else None
+        if isinstance(bus, int | float):
+            rail = int(r.get("rail", 0))
+            rails[rail] = min(rails.get(rail, math.inf), float(bus))
+    if rails and isinstance(rate, int | float) and rate > 0:
+        values["wire_eff"] = min(1.0, statistics.median(rails.values()) / float(rate))
+        measured.append(
+            f"wire efficiency {values['wire_eff']:.2f} (busbw/line rate, median of {len(rails)} rails)"
+        )
+    if not values:
+        raise AdviseError(f"telemetry file {path}: the probe document has no latency or busbw result")
+    source = f"fabriccfg probe of {doc.get('fabric', '?')} ({doc.get('status', '?')})"
+    tel = Telemetry(source=source, fabric_values=values)
+    names = ", ".join(f.name for f in targets)
+    assumed = "compute jitter cv, ECMP collision probability, pause fraction, incident rate, hiccups"
+    notes = [f"measured ({source}) on {names}: " + "; ".join(measured), f"still assumed [A]: {assumed}"]
+    return {f.name: tel for f in targets}, notes

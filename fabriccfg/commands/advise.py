@@ -66,6 +66,55 @@ def _port_costs(text: str | None) -> dict[str, float]:
     return out
 
 
+def _boms(inventories: list[Path], prices: Path | None) -> list[Any]:
+    """The priced BOM of each ``--inventory``; one-line errors, exit 2."""
+    if not inventories and prices is None:
+        return []
+    if not inventories or prices is None:
+        raise _fail("--inventory and --prices go together (fabriccfg ships no vendor prices)")
+    from fabriccfg.advise.bom import BomError, build, load_prices
+    from fabriccfg.inventory.load import InventoryError, load_fabric
+
+    out = []
+    try:
+        table = load_prices(prices)
+    except BomError as exc:
+        raise _fail(str(exc)) from None
+    for inventory in inventories:
+        try:
+            fabric = load_fabric(inventory)
+        except InventoryError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "invalid inventory"
+            raise _fail(f"{inventory}: {first}") from None
+        except OSError as exc:
+            raise _fail(f"{inventory}: {exc.strerror or exc}") from None
+        try:
+            out.append(build(fabric, table, str(prices)))
+        except BomError as exc:
+            raise _fail(str(exc)) from None
+    return out
+
+
+def _print_bom(bom: Any) -> None:
+    from rich.table import Table
+
+    con = _console()
+    table = Table(title=f"bill of materials: {bom.fabric} ({bom.technology}), from the inventory's topology")
+    for col in ("item", "qty", f"unit ({bom.currency})", f"total ({bom.currency})"):
+        table.add_column(col, justify="left" if col == "item" else "right")
+    for line in bom.lines:
+        table.add_row(line.item, f"{line.qty:g}", f"{line.unit_price:,.2f}", f"{line.total:,.0f}")
+    con.print(table)
+    con.print(
+        f"capex {bom.capex:,.0f} {bom.currency}: {sum(bom.switches.values())} switches, "
+        f"{bom.ports_used} switch ports used, {bom.nic_ports} NIC ports, {bom.dac_links} DAC and "
+        f"{bom.optical_links} optical links "
+        f"({bom.fiber_m:,.0f} m fibre); amortised over {bom.amortisation_years:g} years = "
+        f"{bom.per_nic_port_hour:.4f} {bom.currency} per NIC-port-hour, added to the GPU-time cost",
+        markup=False,
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add this family's commands to ``app``."""
 
@@ -143,6 +192,18 @@ def register(app: typer.Typer) -> None:
         straggler: Annotated[
             str, typer.Option("--straggler", help="exact or blom (expected maximum).")
         ] = "exact",
+        inventory: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--inventory",
+                help="Derive the fabric's BOM from this inventory and add its amortised capex to the "
+                "fabrics of its technology (repeatable, e.g. an IB and a RoCE design; needs --prices).",
+            ),
+        ] = None,
+        prices: Annotated[
+            Path | None,
+            typer.Option("--prices", help="Your price file (YAML; no vendor prices ship with fabriccfg)."),
+        ] = None,
         overrides: Annotated[
             list[str] | None,
             typer.Option(
@@ -178,6 +239,7 @@ def register(app: typer.Typer) -> None:
         if not scales and gpus < 1:
             raise _fail("--gpus is required (or give --sweep)")
         costs = _port_costs(port_cost)
+        boms = _boms(inventory or [], prices)
         try:
             names = dict.fromkeys(x.strip().lower() for x in fabrics.split(",") if x.strip())
             profiles = [src.with_roce_tuning(mdl.fabric_profile(x), roce_tuning) for x in names]
@@ -185,6 +247,15 @@ def register(app: typer.Typer) -> None:
                 raise mdl.AdviseError("--fabrics is empty")
             for name in costs:
                 mdl.fabric_profile(name)
+            for bom in boms:  # an inventory's capex for the compared fabrics of its family
+                family = "ib" if bom.technology == "infiniband" else "roce"
+                if sum(1 for b in boms if b.technology == bom.technology) > 1:
+                    raise mdl.AdviseError(
+                        f"two --inventory files are {bom.technology}: give one per technology"
+                    )
+                for f in profiles:
+                    if f.family == family:
+                        costs.setdefault(f.name, bom.per_nic_port_hour)
             work = mdl.Workload(
                 params=n_params,
                 tokens=n_tokens,
@@ -234,6 +305,14 @@ def register(app: typer.Typer) -> None:
             decided = _decided_by(
                 work, profiles, roce_tuning, names, overrides or [], knobs, tel, costs, single, rows, pbar
             )
+            for est in single:
+                if est.fabric in tel:  # say what the measurement changed (issue 15 §3)
+                    prof = next(f for f in profiles if f.name == est.fabric)
+                    before = mdl.estimate(work, prof, knobs, None, costs.get(prof.name))
+                    tel_notes.append(
+                        f"{est.fabric}: straggler term {before.straggler:.3f} s with the assumed inputs -> "
+                        f"{est.straggler:.3f} s measured (step {before.step:.3f} -> {est.step:.3f} s)"
+                    )
         except (mdl.AdviseError, cal.CalibrationError) as exc:
             raise _fail(str(exc)) from None
 
@@ -252,9 +331,13 @@ def register(app: typer.Typer) -> None:
         )
         if not gpus:
             doc["inputs"]["gpus"] = None  # sweep only
+        if boms:
+            doc["bom"] = [b.as_dict() for b in boms]
         if fmt == "json":
             sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         else:
+            for bom in boms:
+                _print_bom(bom)
             _print_tables(doc, single, rows, profiles, explain)
         if plot is not None:
             _plot(plt, rows, profiles, plot)

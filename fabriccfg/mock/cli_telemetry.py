@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from fabriccfg import platforms
 from fabriccfg.inventory.models import Host, ManagementHost, Switch
+from fabriccfg.mock import probe_outputs
 from fabriccfg.mock.traffic import IB_EXT_NAMES
 
 if TYPE_CHECKING:
@@ -926,6 +927,8 @@ def run(
     except ValueError:
         return None
     cmd, args = argv[0], argv[1:]
+    if cmd in probe_outputs.TOOLS and isinstance(dev, Host):  # fabriccfg probe (issue 15)
+        return probe_outputs.run(model, device, text, t)
     if cmd == "ethtool" and len(args) == 2 and args[0] in ("-S", "--statistics"):
         return ethtool_stats(model, device, args[1], t)
     if not _ib_only(model) or isinstance(dev, Switch):

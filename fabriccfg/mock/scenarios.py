@@ -22,6 +22,9 @@ A scenario changes what the traffic model (:mod:`fabriccfg.mock.traffic`) report
                                     (64-bit ones below 2**64, so their low 32 bits wrap too)
 ``reboot:DEVICE``                   DEVICE restarts 10 s after the scenario starts: sysUpTime and
                                     all its counters start again from 0
+``ecn-misconfig:SWITCH``            SWITCH's ECN thresholds on the lossless queue are set above its
+                                    buffer (never marks): queues run to Xoff; only ``fabriccfg probe``
+                                    sees it today (latency tail on the paths through SWITCH)
 ``cabling-swap:A,B``                the cables in endpoints A and B (``device:port`` each) are swapped:
                                     LLDP and ibnetdiscover report each other's neighbour
 ==================================  ============================================================
@@ -52,6 +55,7 @@ NAMES: tuple[str, ...] = (
     "counter-wrap",
     "reboot",
     "cabling-swap",
+    "ecn-misconfig",
 )
 
 USAGE: dict[str, str] = {
@@ -65,6 +69,7 @@ USAGE: dict[str, str] = {
     "counter-wrap": "counter-wrap",
     "reboot": "reboot:DEVICE",
     "cabling-swap": "cabling-swap:DEVICE:PORT,DEVICE:PORT",
+    "ecn-misconfig": "ecn-misconfig:SWITCH",
 }
 
 
@@ -126,7 +131,7 @@ def parse(spec: str, fabric: Fabric | None = None) -> Scenario:
         if rest:
             raise ScenarioError(f"scenario {spec!r} takes no arguments; write {usage}")
         sc = Scenario(name, onset=onset, spec=spec.strip())
-    elif name in ("congestion", "reboot"):
+    elif name in ("congestion", "reboot", "ecn-misconfig"):
         if not rest or ":" in rest:
             raise ScenarioError(f"scenario {spec!r}: write {usage}")
         sc = Scenario(name, device=rest, onset=onset, spec=spec.strip())
@@ -178,6 +183,12 @@ def check(sc: Scenario, fabric: Fabric) -> None:
             raise ScenarioError(f"scenario {sc}: host {sc.device} has no cabled NIC")
         if sc.name == "pause-storm" and fabric.fabric.technology != "roce":
             raise ScenarioError(f"scenario {sc}: PFC pause storms need a RoCE fabric")
+    elif sc.name == "ecn-misconfig":
+        from_dev = devices.get(sc.device or "")
+        if from_dev is None or from_dev.kind != "switch":
+            raise ScenarioError(f"scenario {sc}: {sc.device!r} is not a switch of the inventory")
+        if fabric.fabric.technology != "roce":
+            raise ScenarioError(f"scenario {sc}: ECN thresholds need a RoCE fabric")
     elif sc.name == "reboot":
         if sc.device not in devices:
             raise ScenarioError(f"scenario {sc}: unknown device {sc.device!r}")
