@@ -1,12 +1,13 @@
 """The one definition of a line break, and of text that is safe to put on one line of a device config.
 
-Floor 0: imports nothing of fabriccfg, so every layer (inventory types, render, diff, push, parsers) can use it.
+Floor 0: imports nothing of fabriccfg, so every layer (inventory, render, diff, push, parsers) can use it.
 
 A *line break* is every character Python's ``str.splitlines()`` breaks on, because that is what every
-consumer in the chain uses (our diff, hier-config, netmiko, the mock CLIs): ``\\n \\r \\v \\f \\x1c \\x1d \\x1e
-\\x85 \\u2028 \\u2029`` (``\\r\\n`` is one break). Splitting on ``"\\n"`` alone would disagree with them, so
-code that splits lines calls :func:`split_lines` (or ``str.splitlines``, which is the same set; a test
-pins :data:`LINE_BREAKS` to CPython's behaviour for every code point).
+consumer in the chain uses (our diff, hier-config, netmiko, the mock CLIs):
+``\\n \\r \\v \\f \\x1c \\x1d \\x1e \\x85 \\u2028 \\u2029`` (``\\r\\n`` is one break).
+Splitting on ``"\\n"`` alone would disagree with them, so code that splits lines calls
+:func:`split_lines` (or ``str.splitlines``, which is the same set; a test pins
+:data:`LINE_BREAKS` to CPython's behaviour for every code point).
 
 *Unsafe text* is a string holding a line break or any character of the Unicode categories Cc (control),
 Cf (format: bidi overrides, zero-width joiners), Zl (line separator), Zp (paragraph separator) or Cs (lone
@@ -60,8 +61,7 @@ _KIND = {"Cc": "a control character", "Cf": "an invisible format character", "Zl
 _CONTROL_NAMES = {
     "\x00": "NULL", "\x07": "BELL", "\x08": "BACKSPACE", "\t": "CHARACTER TABULATION", "\n": "LINE FEED",
     "\v": "LINE TABULATION", "\f": "FORM FEED", "\r": "CARRIAGE RETURN", "\x1b": "ESCAPE",
-    "\x1c": "INFORMATION SEPARATOR FOUR (FILE SEPARATOR)", "\x1d": "INFORMATION SEPARATOR THREE (GROUP SEPARATOR)",
-    "\x1e": "INFORMATION SEPARATOR TWO (RECORD SEPARATOR)", "\x1f": "INFORMATION SEPARATOR ONE (UNIT SEPARATOR)",
+    "\x1c": "FILE SEPARATOR", "\x1d": "GROUP SEPARATOR", "\x1e": "RECORD SEPARATOR", "\x1f": "UNIT SEPARATOR",
     "\x7f": "DELETE", "\x85": "NEXT LINE (NEL)",
 }
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from fabriccfg.inventory.findings import Finding, has_errors, one_per_profile
 from fabriccfg.inventory.models import Fabric
+from fabriccfg.text import first_unsafe, split_lines
 
 PathT = tuple[str | int, ...]
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -160,7 +161,7 @@ class _Walker:
 
 
 def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
+    text = split_lines(str(exc).strip())
     return text[0] if text else type(exc).__name__
 
 
@@ -252,6 +253,36 @@ def _copy_positions(
             pos[key] = where
 
 
+def unsafe_text_finding(src: Source, value: str, path: PathT, what: str) -> Finding | None:
+    """``error[unsafe-text]`` for text outside the pydantic model (profile names) holding an unsafe char."""
+    bad = first_unsafe(value)
+    if bad is None:
+        return None
+    where = ".".join(str(p) for p in path)
+    return src.finding("unsafe-text", "error",
+                       f"{where}: {what} contains {bad.describe()} at character {bad.index + 1}; inventory "
+                       "text must be one line of visible characters", path)
+
+
+def _check_profile_names(data: dict[str, Any], profiles: dict[str, Any], src: Source,
+                         problems: list[Finding]) -> None:
+    """Profile names never reach a device, but they reach messages and reports: same rule as every text."""
+    refs: list[tuple[str, PathT, str]] = []
+    for name, body in profiles.items():
+        refs.append((str(name), ("profiles", name), "the profile name"))
+        if isinstance(body, dict) and isinstance(body.get("inherits"), str):
+            refs.append((body["inherits"], ("profiles", name, "inherits"), "the profile name"))
+    for section in _DEVICE_LISTS:
+        items = data.get(section)
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            if isinstance(item, dict) and isinstance(item.get("profile"), str):
+                refs.append((item["profile"], (section, i, "profile"), "the profile name"))
+    for value, path, what in refs:
+        got = unsafe_text_finding(src, value, path, what)
+        if got is not None:
+            problems.append(got)
+
+
 def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) -> dict[str, Any]:
     """Apply ``profiles:`` (with ``inherits:`` chains) to devices that name a ``profile:``.
 
@@ -266,6 +297,7 @@ def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) 
             )
         )
         profiles = {}
+    _check_profile_names(data, profiles, src, problems)
     resolved: dict[str, tuple[dict[str, Any], list[str]]] = {}
 
     def resolve(name: str, chain: tuple[str, ...]) -> tuple[dict[str, Any], list[str]] | None:

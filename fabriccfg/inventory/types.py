@@ -101,6 +101,7 @@ def _parse_guid(value: Any) -> str:
         value = f"{value:#018x}"
     if not isinstance(value, str):
         raise PydanticCustomError("wrong-type", "a GUID must be a string such as '0x08c0eb0300f6fc26'")
+    _safe_text(value)
     text = value.strip().lower().replace(":", "")
     if text.startswith("0x"):
         text = text[2:]

@@ -54,6 +54,11 @@ def one_line(value: Any) -> Any:
     return value
 
 
+def _label(name: str) -> str:
+    """A device name for a message: quoted when it holds unsafe text (only if validation was bypassed)."""
+    return name if first_unsafe(name) is None else repr(name)
+
+
 def _template_line(tb: TracebackType | None) -> str:
     """``eos/config.txt.j2:1``: the innermost template frame of a render traceback (Jinja rewrites them)."""
     where = ""
@@ -72,8 +77,8 @@ def check_output(device: str, name: str, text: str) -> None:
     if bad is not None:
         line = text.count("\n", 0, text.find(bad.char)) + 1
         what = "line break" if bad.char in LINE_BREAKS else "character"
-        raise RenderError(f"{device}: {name}:{line}: error[unsafe-text]: rendered text holds {bad.describe()}; "
-                          f"refusing a {what} that some consumers would split on or hide")
+        raise RenderError(f"{device}: {name}:{line}: error[unsafe-text]: rendered text holds "
+                          f"{bad.describe()}; refusing a {what} that some consumers would split on or hide")
 
 
 @dataclass(frozen=True)
@@ -128,12 +133,12 @@ def _render(env: jinja2.Environment, fabric: Fabric, device: Device,
         try:
             text = env.get_template(spec.files[name]).render(ctx)
         except UnsafeValueError as exc:
-            raise RenderError(f"{device.name}: {_template_line(exc.__traceback__) or spec.files[name]}: {exc}"
-                              ) from None
+            where = _template_line(exc.__traceback__) or spec.files[name]
+            raise RenderError(f"{_label(device.name)}: {where}: {exc}") from None
         except jinja2.TemplateError as exc:
             where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
-            raise RenderError(f"{device.name}: template {spec.files[name]}{where}: {exc}") from exc
-        check_output(device.name, name, text)
+            raise RenderError(f"{_label(device.name)}: template {spec.files[name]}{where}: {exc}") from exc
+        check_output(_label(device.name), name, text)
         files[name] = text
     if not files:
         return None

@@ -1,4 +1,4 @@
-"""Regression for issue 10 §1: a text field carrying U+2028 once added ``hostname PWNED-EOS`` to an EOS switch.
+"""Regression for issue 10 §1: a text field with U+2028 once added ``hostname PWNED-EOS`` to an EOS switch.
 
 Reproduced through the real CLI against the real mock fabric (asyncssh EOS CLI): ``validate`` must refuse
 the inventory with ``error[unsafe-text]`` naming the code point, ``render`` and ``push`` must refuse it,
