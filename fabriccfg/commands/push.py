@@ -26,14 +26,14 @@ def _err(text: str) -> None:
 
 
 def load_inventory(inventory: Path) -> Fabric:
-    """Load and validate, or print the errors (``file:line:col: ...``) and exit 1."""
+    """Load and validate, or print the errors (``file:line:col: ...``, at most 100) and exit 1."""
+    from fabriccfg.inventory.findings import capped_lines
     from fabriccfg.inventory.load import load
 
     result = load(inventory)
     if not result.ok or result.fabric is None:
-        for f in result.findings:
-            if f.severity == "error":
-                _err(f.format())
+        for line in capped_lines([f for f in result.findings if f.severity == "error"], str(inventory), 100):
+            _err(line)
         _err(f"{inventory}: invalid inventory; fix the errors above first")
         raise typer.Exit(1)
     return result.fabric

@@ -43,13 +43,13 @@ TemplatesOpt = Annotated[
 # --------------------------------------------------------------------------- shared helpers
 def load_or_exit(inventory: Path) -> Fabric:
     """Load and validate; on errors print every finding as ``validate`` does and exit 1."""
-    from fabriccfg.inventory.findings import has_errors
+    from fabriccfg.inventory.findings import capped_lines, has_errors
     from fabriccfg.inventory.load import load
 
     result = load(inventory)
     if result.fabric is None or has_errors(result.findings):
-        for finding in result.findings:
-            typer.echo(finding.format())
+        for line in capped_lines(result.findings, str(inventory), 100):
+            typer.echo(line)
         raise typer.Exit(1)
     return result.fabric
 

@@ -157,11 +157,15 @@ def _platform_of_kind(kind: str) -> Any:
     no change here.
     """
 
+    cached: list[str] = []  # the registry is fixed once loaded; 100,000 switches need not rebuild the list
+
     def check(value: str) -> str:
         from fabriccfg import platforms
 
         _safe_text(value)
-        known = [n for n in platforms.names() if platforms.info(n).kind == kind]
+        if not cached:
+            cached.extend(n for n in platforms.names() if platforms.info(n).kind == kind)
+        known = cached
         if value not in known:
             import difflib
 
