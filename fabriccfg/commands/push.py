@@ -42,14 +42,17 @@ def load_inventory(inventory: Path) -> Fabric:
 def plan(fabric: Fabric, inventory: Path, endpoints: Path | None, *, devices: list[str], roles: list[str],
          templates: Path | None) -> list[DeviceJob]:
     """Targets and jobs, or a one-line error and exit 2."""
+    from fabriccfg.push import hooks
     from fabriccfg.push.api import PlanError, plan_jobs, select
     from fabriccfg.render.engine import RenderError
     from fabriccfg.secrets import SecretError
-    from fabriccfg.targets import EndpointsError, resolve_targets
+    from fabriccfg.targets import Access, EndpointsError, resolve_targets
 
     try:
         names = select(fabric, devices, roles)
-        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent)
+        # SSH only, unless a post-push check (--verify) polls SNMP: an unset SNMP secret must not stop a push
+        access: tuple[Access, ...] = ("ssh", "snmp") if hooks.post_push_checks else ("ssh",)
+        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, access=access)
         source = str(endpoints) if endpoints else "the inventory (no management address)"
         return plan_jobs(fabric, targets, names, templates, endpoints_source=source)
     except (PlanError, EndpointsError, SecretError, RenderError) as exc:

@@ -235,10 +235,11 @@ def register(app: typer.Typer) -> None:
         from fabriccfg.push.api import live_fetcher
         from fabriccfg.push.runner import RunnerOptions
         from fabriccfg.secrets import SecretError
-        from fabriccfg.targets import EndpointsError, resolve_targets
+        from fabriccfg.targets import Access, EndpointsError, resolve_targets
 
         try:
-            targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent)
+            ssh_only: tuple[Access, ...] = ("ssh",)  # diff never polls SNMP: its secrets may be unset
+            targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, access=ssh_only)
         except (EndpointsError, SecretError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
