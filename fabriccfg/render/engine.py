@@ -49,7 +49,7 @@ def one_line(value: Any) -> Any:
         bad = first_unsafe(value)
         if bad is not None:
             raise UnsafeValueError(
-                f"error[unsafe-text]: refusing to render {bad.describe()} from the value {value!r}; "
+                f"error[unsafe-text]: refusing to render {bad.describe()} from the value {value[:80]!r}; "
                 "every template expression must stay on one line")
     return value
 
