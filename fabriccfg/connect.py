@@ -23,6 +23,7 @@ from typing import Any
 
 from fabriccfg import secrets
 from fabriccfg.targets import Endpoint
+from fabriccfg.text import first_line_break
 
 log = logging.getLogger(__name__)
 # paramiko's transport thread logs "Socket exception: Broken pipe" at ERROR when a session we are closing
@@ -253,6 +254,13 @@ def _prompt_rx(conn: Any) -> re.Pattern[str]:
     return re.compile(rf"(?:^|\n)[^\n]*{base}[^\n]*[#>$]\s*$")
 
 
+def one_line(command: str) -> None:
+    """Refuse to type a command holding a line break (``fabriccfg.text``): the device would run two."""
+    bad = first_line_break(command)
+    if bad is not None:
+        raise ValueError(f"refusing to send a command holding {bad.describe()}: {command[:80]!r}")
+
+
 def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout: float = 60.0) -> str:
     """See ``fc_command``: write ``command``, wait for its echo, then for the prompt (or ``expect``)."""
     import select
@@ -260,6 +268,7 @@ def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout:
     from netmiko.exceptions import ReadTimeout
 
     chan = conn.remote_conn
+    one_line(command)
     conn.write_channel(command + conn.RETURN)
     done = re.compile(expect, re.M) if expect else _prompt_rx(conn)
     echo = command.strip()
@@ -299,6 +308,8 @@ def fast_lines(conn: Any, lines: list[str], *, window: int = 16, timeout: float 
     """
     from netmiko.exceptions import ReadTimeout
 
+    for line in lines:
+        one_line(line)
     outputs: list[str] = []
     prompt = _prompt_rx(conn)
     for start in range(0, len(lines), max(1, window)):

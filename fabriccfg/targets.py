@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from pathlib import Path
 from typing import Literal
 
@@ -87,18 +88,25 @@ def write_endpoints(path: str | Path, endpoints: list[Endpoint]) -> None:
     tmp.replace(p)
 
 
-def from_inventory(fabric: Fabric, inventory_dir: Path | None = None) -> dict[str, Endpoint]:
+Access = Literal["ssh", "snmp"]
+
+
+def from_inventory(fabric: Fabric, inventory_dir: Path | None = None,
+                   access: Collection[Access] = ("ssh", "snmp")) -> dict[str, Endpoint]:
     """Endpoints for every device with a management address, secrets resolved now.
 
-    Raises :class:`fabriccfg.secrets.SecretError` when a referenced secret is missing.
+    Only the secrets of ``access`` are resolved (``push``/``diff`` use SSH only, so an unset SNMP
+    variable must not stop them); the other kind is left out of the endpoints.
+    Raises :class:`fabriccfg.secrets.SecretError` when a needed secret is missing.
     """
     creds = fabric.credentials
     base = inventory_dir or Path.cwd()
     known_hosts = creds.known_hosts or str(base / "known_hosts")
-    password = secrets.resolve(creds.ssh.password, base_dir=base) if creds.ssh.password else None
+    use_ssh = "ssh" in access
+    password = secrets.resolve(creds.ssh.password, base_dir=base) if creds.ssh.password and use_ssh else None
     key_file = creds.ssh.key_file.partition(":")[2] if creds.ssh.key_file else None
     snmp = None
-    if creds.snmp is not None:
+    if creds.snmp is not None and "snmp" in access:
         s = creds.snmp
 
         def res(ref: str | None) -> str | None:
@@ -122,9 +130,10 @@ def from_inventory(fabric: Fabric, inventory_dir: Path | None = None) -> dict[st
     return out
 
 
-def resolve_targets(fabric: Fabric, endpoints_file: str | Path | None,
-                    inventory_dir: Path | None = None) -> dict[str, Endpoint]:
-    """Endpoints file when given (the mock fabric), else the inventory's management addresses."""
+def resolve_targets(fabric: Fabric, endpoints_file: str | Path | None, inventory_dir: Path | None = None,
+                    access: Collection[Access] = ("ssh", "snmp")) -> dict[str, Endpoint]:
+    """Endpoints file when given (the mock fabric), else the inventory's management addresses
+    (resolving only the secrets of ``access``)."""
     if endpoints_file is not None:
         return load_endpoints(endpoints_file)
-    return from_inventory(fabric, inventory_dir)
+    return from_inventory(fabric, inventory_dir, access)

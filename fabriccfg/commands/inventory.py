@@ -32,6 +32,17 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _size(value: str | None) -> int | None:
+    from fabriccfg.inventory.load import parse_size
+
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 def validate(
     inventories: Annotated[
         list[Path], typer.Argument(metavar="INVENTORY", help="Inventory YAML file(s)", show_default=False)
@@ -42,28 +53,42 @@ def validate(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print errors only, no warnings or summary")
     ] = False,
+    max_errors: Annotated[
+        int, typer.Option("--max-errors", min=0, help="Problems printed per file (0: all); the rest counted")
+    ] = 100,
+    max_bytes: Annotated[
+        str | None,
+        typer.Option("--max-inventory-bytes", envvar="FABRICCFG_MAX_INVENTORY_BYTES", show_default=False,
+                     help="Refuse larger files (bytes, or 16M, 64MiB...) [default: 16M]"),
+    ] = None,
 ) -> None:
     """Validate inventories: fields, then fabric-wide rules. Exit 0 valid, 1 invalid, 2 usage error."""
-    from fabriccfg.inventory.load import load
+    from fabriccfg.inventory.findings import cap, capped_lines
+    from fabriccfg.inventory.load import file_problem, load
     from fabriccfg.secrets import redact
 
+    limit = _size(max_bytes)
     for p in inventories:
+        problem = file_problem(p)
+        if problem is None or problem[0] == "unreadable":
+            continue
         if p.is_dir():
             raise _fail(f"{p} is a directory; give inventory files (e.g. {p}/*.yaml)")
-        if not p.is_file():
-            raise _fail(f"no such file: {p}")
+        raise _fail(f"{p}: {problem[1]}")
     files = []
     all_ok = True
     for path in inventories:
-        result = load(path)
+        result = load(path, max_bytes=limit)
         ok = result.ok
         all_ok = all_ok and ok
         findings = [f for f in result.findings if not (quiet and f.severity != "error")]
         if output is OutputFormat.json:
-            files.append({"file": str(path), "valid": ok, "findings": [f.as_dict() for f in findings]})
+            shown, more = cap(findings, max_errors)
+            files.append({"file": str(path), "valid": ok, "findings": [f.as_dict() for f in shown],
+                          "omitted": more})
             continue
-        for f in findings:
-            typer.echo(redact(f.format()))
+        for line in capped_lines(findings, str(path), max_errors):
+            typer.echo(redact(line))
         if not quiet:
             errors = sum(f.severity == "error" for f in result.findings)
             warnings = sum(f.severity == "warning" for f in result.findings)

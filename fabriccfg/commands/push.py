@@ -26,14 +26,14 @@ def _err(text: str) -> None:
 
 
 def load_inventory(inventory: Path) -> Fabric:
-    """Load and validate, or print the errors (``file:line:col: ...``) and exit 1."""
+    """Load and validate, or print the errors (``file:line:col: ...``, at most 100) and exit 1."""
+    from fabriccfg.inventory.findings import capped_lines
     from fabriccfg.inventory.load import load
 
     result = load(inventory)
     if not result.ok or result.fabric is None:
-        for f in result.findings:
-            if f.severity == "error":
-                _err(f.format())
+        for line in capped_lines([f for f in result.findings if f.severity == "error"], str(inventory), 100):
+            _err(line)
         _err(f"{inventory}: invalid inventory; fix the errors above first")
         raise typer.Exit(1)
     return result.fabric
@@ -42,14 +42,17 @@ def load_inventory(inventory: Path) -> Fabric:
 def plan(fabric: Fabric, inventory: Path, endpoints: Path | None, *, devices: list[str], roles: list[str],
          templates: Path | None) -> list[DeviceJob]:
     """Targets and jobs, or a one-line error and exit 2."""
+    from fabriccfg.push import hooks
     from fabriccfg.push.api import PlanError, plan_jobs, select
     from fabriccfg.render.engine import RenderError
     from fabriccfg.secrets import SecretError
-    from fabriccfg.targets import EndpointsError, resolve_targets
+    from fabriccfg.targets import Access, EndpointsError, resolve_targets
 
     try:
         names = select(fabric, devices, roles)
-        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent)
+        # SSH only, unless a post-push check (--verify) polls SNMP: an unset SNMP secret must not stop a push
+        access: tuple[Access, ...] = ("ssh", "snmp") if hooks.post_push_checks else ("ssh",)
+        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, access=access)
         source = str(endpoints) if endpoints else "the inventory (no management address)"
         return plan_jobs(fabric, targets, names, templates, endpoints_source=source)
     except (PlanError, EndpointsError, SecretError, RenderError) as exc:

@@ -43,13 +43,13 @@ TemplatesOpt = Annotated[
 # --------------------------------------------------------------------------- shared helpers
 def load_or_exit(inventory: Path) -> Fabric:
     """Load and validate; on errors print every finding as ``validate`` does and exit 1."""
-    from fabriccfg.inventory.findings import has_errors
+    from fabriccfg.inventory.findings import capped_lines, has_errors
     from fabriccfg.inventory.load import load
 
     result = load(inventory)
     if result.fabric is None or has_errors(result.findings):
-        for finding in result.findings:
-            typer.echo(finding.format())
+        for line in capped_lines(result.findings, str(inventory), 100):
+            typer.echo(line)
         raise typer.Exit(1)
     return result.fabric
 
@@ -235,10 +235,11 @@ def register(app: typer.Typer) -> None:
         from fabriccfg.push.api import live_fetcher
         from fabriccfg.push.runner import RunnerOptions
         from fabriccfg.secrets import SecretError
-        from fabriccfg.targets import EndpointsError, resolve_targets
+        from fabriccfg.targets import Access, EndpointsError, resolve_targets
 
         try:
-            targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent)
+            ssh_only: tuple[Access, ...] = ("ssh",)  # diff never polls SNMP: its secrets may be unset
+            targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, access=ssh_only)
         except (EndpointsError, SecretError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -46,3 +46,29 @@ def one_per_profile(groups: Iterable[list[Finding]]) -> list[Finding]:
 
 def has_errors(findings: list[Finding]) -> bool:
     return any(f.severity == "error" for f in findings)
+
+
+def cap(findings: list[Finding], limit: int) -> tuple[list[Finding], int]:
+    """At most ``limit`` findings (0: all), errors first, back in file order; and how many were left out.
+
+    A broken 16 MB file can hold a million mistakes: nobody reads past the first screenful.
+    """
+    if limit <= 0 or len(findings) <= limit:
+        return list(findings), 0
+    errors = [f for f in findings if f.severity == "error"]
+    others = [f for f in findings if f.severity != "error"]
+    kept = errors[:limit] if len(errors) >= limit else errors + others[:limit - len(errors)]
+    keep = {id(f) for f in kept}
+    return [f for f in findings if id(f) in keep], len(findings) - len(kept)
+
+
+def capped_lines(findings: list[Finding], file: str, limit: int) -> list[str]:
+    """``file:line:col: ...`` for the first ``limit`` findings, then one ``... and N more`` line."""
+    shown, more = cap(findings, limit)
+    out = [f.format() for f in shown]
+    if more:
+        hidden = [f for f in findings if id(f) not in {id(s) for s in shown}]
+        errors = sum(f.severity == "error" for f in hidden)
+        out.append(f"{file}: ... and {more} more ({errors} error(s), {more - errors} warning(s)) not "
+                   "shown; --max-errors 0 shows all")
+    return out

@@ -8,7 +8,9 @@ The C YAML composer gives each node its line and column; we build plain data plu
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import stat
 import types
 import typing
 from dataclasses import dataclass, field
@@ -18,8 +20,9 @@ from typing import Any, Union
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from fabriccfg.inventory.findings import Finding, has_errors, one_per_profile
-from fabriccfg.inventory.models import Fabric
+from fabriccfg.inventory.findings import Finding, cap, has_errors, one_per_profile
+from fabriccfg.inventory.models import Fabric, Host, Link, ManagementHost, Switch
+from fabriccfg.text import first_unsafe, split_lines
 
 PathT = tuple[str | int, ...]
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -77,7 +80,132 @@ class InventoryError(Exception):
 
     def __init__(self, findings: list[Finding]) -> None:
         self.findings = findings
-        super().__init__("\n".join(f.format() for f in findings if f.severity == "error"))
+        errors = [f for f in findings if f.severity == "error"]
+        shown, more = cap(errors, 20)
+        tail = [f"... and {more} more error(s)"] if more else []
+        super().__init__("\n".join([*(f.format() for f in shown), *tail]))
+
+
+# --------------------------------------------------------------------------- bounded reading
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+"""Largest inventory read by default (a 32k-GPU fabric from ``fabriccfg gen`` is about 5 MB)."""
+MAX_BYTES_ENV = "FABRICCFG_MAX_INVENTORY_BYTES"
+DEFAULT_MAX_NODES = 500_000
+"""Most YAML nodes (after alias expansion) read by default; a 32k-GPU fabric has about 160,000."""
+MAX_NODES_ENV = "FABRICCFG_MAX_INVENTORY_NODES"
+MAX_FINDINGS = 10_000
+"""Validation errors turned into findings; the rest are counted in one more finding."""
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:i?B)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """``16777216``, ``16M``, ``16MiB``, ``512K``, ``1G`` -> bytes (powers of 1024); ValueError otherwise."""
+    m = _SIZE.match(text)
+    if not m or int(m.group(1)) < 1:
+        raise ValueError(f"{text!r} is not a size; write bytes or e.g. 16M, 64MiB, 1G")
+    unit = str(m.group(2)).upper() or " "
+    return int(m.group(1)) << (10 * " KMG".index(unit))
+
+
+def _env_limit(name: str, default: int, parse: Any = int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        got: int = int(parse(value))
+    except ValueError:
+        return default
+    return got if got > 0 else default
+
+
+def max_inventory_bytes() -> int:
+    """The size limit: ``FABRICCFG_MAX_INVENTORY_BYTES`` (``64M``...) or 16 MiB."""
+    return _env_limit(MAX_BYTES_ENV, DEFAULT_MAX_BYTES, parse_size)
+
+
+def max_inventory_nodes() -> int:
+    """The YAML node limit: ``FABRICCFG_MAX_INVENTORY_NODES`` or 500,000."""
+    return _env_limit(MAX_NODES_ENV, DEFAULT_MAX_NODES)
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind_of(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def file_problem(path: Path) -> tuple[str, str] | None:
+    """(rule, message) when ``path`` is not a regular file that exists (symlinks are followed), else None.
+
+    ``lstat``/``stat`` only: never opens the path, so a FIFO cannot block and a device is never read.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if path.is_symlink():
+            target = str(path.readlink())
+            return "file-not-found", f"no such file (a symlink to {target!r}, which does not exist)"
+        return "file-not-found", "no such file"
+    except OSError as exc:
+        return "unreadable", f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISREG(st.st_mode):
+        return None
+    via = f" (via a symlink to {str(path.readlink())!r})" if path.is_symlink() else ""
+    return "not-a-regular-file", f"is {_kind_of(st.st_mode)}{via}, not a regular file; refusing to read it"
+
+
+def _too_large(size: int | str, limit: int) -> str:
+    return (f"the file is {size} bytes, more than the {limit}-byte limit; raise it with "
+            f"--max-inventory-bytes or {MAX_BYTES_ENV} if this inventory is really that large")
+
+
+def read_inventory(path: Path, max_bytes: int | None = None) -> tuple[str | None, Finding | None]:
+    """The text of an inventory file, or a finding saying why it was not read.
+
+    Opened non-blocking and checked with ``fstat`` on the open descriptor (no race with a swapped path):
+    only a regular file no larger than ``max_bytes`` is read, and never more than ``max_bytes`` bytes.
+    """
+    limit = max_bytes if max_bytes is not None else max_inventory_bytes()
+    file = str(path)
+    problem = file_problem(path)
+    if problem is not None:
+        return None, Finding(problem[0], "error", problem[1], file, 1, 1)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return None, Finding("unreadable", "error", f"cannot read: {exc.strerror or exc}", file, 1, 1)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            why = f"is {_kind_of(st.st_mode)}, not a regular file; refusing to read it"
+            return None, Finding("not-a-regular-file", "error", why, file, 1, 1)
+        if st.st_size > limit:
+            return None, Finding("file-too-large", "error", _too_large(st.st_size, limit), file, 1, 1)
+        chunks: list[bytes] = []
+        got = 0
+        while got <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > limit:
+            why = _too_large(f"more than {limit}", limit)
+            return None, Finding("file-too-large", "error", why, file, 1, 1)
+    except OSError as exc:
+        return None, Finding("unreadable", "error", f"cannot read: {exc.strerror or exc}", file, 1, 1)
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        why = f"not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot be decoded"
+        return None, Finding("unreadable", "error", why, file, line, col)
 
 
 # --------------------------------------------------------------------------- YAML with positions
@@ -160,8 +288,24 @@ class _Walker:
 
 
 def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
+    text = split_lines(str(exc).strip())
     return text[0] if text else type(exc).__name__
+
+
+def _check_node_count(text: str, limit: int) -> None:
+    """Stream the parser's events (constant memory) and stop past ``limit`` nodes, before anything is built.
+
+    Composing a node costs a few hundred bytes: a 16 MB file of one-character scalars would need gigabytes.
+    """
+    count = 0
+    node_event = yaml.NodeEvent
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, node_event):
+            count += 1
+            if count > limit:
+                where = f" (at line {event.start_mark.line + 1})" if event.start_mark is not None else ""
+                raise _TooLarge(f"more than {limit} YAML values{where}; raise the limit with "
+                                f"{MAX_NODES_ENV} if this inventory is really that large")
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, Source, list[Finding]]:
@@ -180,8 +324,10 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Source, list[Finding]]:
             )
         )
         return None, src, problems
+    nodes = max_inventory_nodes()
     loader = _Loader(text)
     try:
+        _check_node_count(text, nodes)
         node = loader.get_single_node()
         if node is None:
             problems.append(
@@ -195,7 +341,8 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Source, list[Finding]]:
                 )
             )
             return None, src, problems
-        data = _Walker(loader, src, problems, limit=10 * len(text) + 100_000).walk(node, ())
+        limit = min(10 * len(text) + 100_000, nodes)
+        data = _Walker(loader, src, problems, limit=limit).walk(node, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -252,6 +399,36 @@ def _copy_positions(
             pos[key] = where
 
 
+def unsafe_text_finding(src: Source, value: str, path: PathT, what: str) -> Finding | None:
+    """``error[unsafe-text]`` for text outside the pydantic model (profile names) holding an unsafe char."""
+    bad = first_unsafe(value)
+    if bad is None:
+        return None
+    where = ".".join(str(p) for p in path)
+    return src.finding("unsafe-text", "error",
+                       f"{where}: {what} contains {bad.describe()} at character {bad.index + 1}; inventory "
+                       "text must be one line of visible characters", path)
+
+
+def _check_profile_names(data: dict[str, Any], profiles: dict[str, Any], src: Source,
+                         problems: list[Finding]) -> None:
+    """Profile names never reach a device, but they reach messages and reports: same rule as every text."""
+    refs: list[tuple[str, PathT, str]] = []
+    for name, body in profiles.items():
+        refs.append((str(name), ("profiles", name), "the profile name"))
+        if isinstance(body, dict) and isinstance(body.get("inherits"), str):
+            refs.append((body["inherits"], ("profiles", name, "inherits"), "the profile name"))
+    for section in _DEVICE_LISTS:
+        items = data.get(section)
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            if isinstance(item, dict) and isinstance(item.get("profile"), str):
+                refs.append((item["profile"], (section, i, "profile"), "the profile name"))
+    for value, path, what in refs:
+        got = unsafe_text_finding(src, value, path, what)
+        if got is not None:
+            problems.append(got)
+
+
 def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) -> dict[str, Any]:
     """Apply ``profiles:`` (with ``inherits:`` chains) to devices that name a ``profile:``.
 
@@ -266,6 +443,7 @@ def expand_profiles(data: dict[str, Any], src: Source, problems: list[Finding]) 
             )
         )
         profiles = {}
+    _check_profile_names(data, profiles, src, problems)
     resolved: dict[str, tuple[dict[str, Any], list[str]]] = {}
 
     def resolve(name: str, chain: tuple[str, ...]) -> tuple[dict[str, Any], list[str]] | None:
@@ -476,10 +654,13 @@ def _kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def validation_findings(exc: ValidationError, data: Any, src: Source) -> list[Finding]:
+def validation_findings(exc: ValidationError | list[Any], data: Any, src: Source, *,
+                        unchecked: int = 0) -> list[Finding]:
+    """Findings for pydantic errors (at most :data:`MAX_FINDINGS`; ``unchecked``: items never validated)."""
     out: list[Finding] = []
     seen: set[tuple[PathT, str]] = set()
-    for err in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else exc
+    for err in errors[:MAX_FINDINGS]:
         path = _clean_loc(tuple(err["loc"]), data)
         etype = str(err["type"])
         rule = _ERROR_RULES.get(
@@ -542,6 +723,11 @@ def validation_findings(exc: ValidationError, data: Any, src: Source) -> list[Fi
             continue
         seen.add((path, rule))
         out.append(src.finding(rule, "error", msg, path))
+    if len(errors) > MAX_FINDINGS or unchecked:
+        more = f"{len(errors) - MAX_FINDINGS} more validation errors not listed" if len(
+            errors) > MAX_FINDINGS else "validation stopped"
+        left = f", {unchecked} more devices/links not checked" if unchecked else ""
+        out.append(src.finding("too-many-errors", "error", f"{more}{left}; fix the ones above first"))
     return _collapse_profile_repeats(out)
 
 
@@ -558,20 +744,47 @@ def _collapse_profile_repeats(findings: list[Finding]) -> list[Finding]:
 
 
 # --------------------------------------------------------------------------- entry points
-def load(path: str | Path, *, rules: bool = True) -> LoadResult:
-    """Load and validate one inventory file; never raises for a user mistake."""
+def load(path: str | Path, *, rules: bool = True, max_bytes: int | None = None) -> LoadResult:
+    """Load and validate one inventory file; never raises for a user mistake.
+
+    Bounded: only a regular file of at most ``max_bytes`` (default :func:`max_inventory_bytes`) is read.
+    """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return LoadResult(
-            Source(str(p)), None, [Finding("file-not-found", "error", "no such file", str(p), 1, 1)]
-        )
-    except (OSError, UnicodeDecodeError) as exc:
-        return LoadResult(
-            Source(str(p)), None, [Finding("unreadable", "error", f"cannot read: {exc}", str(p), 1, 1)]
-        )
+    text, problem = read_inventory(p, max_bytes)
+    if text is None:
+        return LoadResult(Source(str(p)), None, [problem] if problem else [])
     return loads(text, str(p), rules=rules)
+
+
+_ITEM_MODELS: tuple[tuple[str, type[BaseModel]], ...] = (
+    ("switches", Switch), ("hosts", Host), ("management_hosts", ManagementHost), ("links", Link))
+
+
+def _validate_items(data: dict[str, Any]) -> tuple[list[Any], int, dict[str, Any]]:
+    """Validate the long lists item by item, stopping after :data:`MAX_FINDINGS` errors.
+
+    One pydantic call over 500,000 broken links would hold every error (about 1 KB each) at once. Returns
+    the errors (locations from the top), how many items were left unchecked, and ``data`` with each list
+    holding only its valid items, as model instances (pydantic does not validate them again).
+    """
+    errors: list[Any] = []
+    unchecked = 0
+    rest = dict(data)
+    for section, model in _ITEM_MODELS:
+        items = data.get(section)
+        if not isinstance(items, list):
+            continue
+        good: list[Any] = []
+        for i, item in enumerate(items):
+            if len(errors) >= MAX_FINDINGS:
+                unchecked += len(items) - i
+                break
+            try:
+                good.append(model.model_validate(item))
+            except ValidationError as exc:
+                errors.extend({**e, "loc": (section, i, *e["loc"])} for e in exc.errors(include_url=False))
+        rest[section] = good
+    return errors, unchecked, rest
 
 
 def loads(text: str, file: str = "<inventory>", *, rules: bool = True) -> LoadResult:
@@ -589,10 +802,14 @@ def loads(text: str, file: str = "<inventory>", *, rules: bool = True) -> LoadRe
         return LoadResult(src, None, problems)
     data = expand_profiles(data, src, problems)
     bad_links = expand_link_strings(data, src, problems)
+    item_errors, unchecked, rest = _validate_items(data)
     try:
-        fabric = Fabric.model_validate(data)
+        fabric = Fabric.model_validate(rest)
     except ValidationError as exc:
-        found = problems + [f for f in validation_findings(exc, data, src) if f.path[:2] not in bad_links]
+        item_errors.extend(exc.errors(include_url=False))
+    if item_errors:
+        found = problems + [f for f in validation_findings(item_errors, data, src, unchecked=unchecked)
+                            if f.path[:2] not in bad_links]
         found.sort(key=lambda f: (f.line, f.col))
         return LoadResult(src, None, found)
     if rules:

@@ -13,7 +13,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+from fabriccfg.text import first_unsafe
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 _ABS_PATH = re.compile(r"^/[A-Za-z0-9._+@/-]{0,4095}$")
 _SECRET_REF = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S.*)$")
@@ -22,12 +23,15 @@ _IB_SPEEDS = {"HDR": 200, "HDR100": 100, "EDR": 100, "NDR": 400, "NDR200": 200}
 
 
 def _safe_text(value: str) -> str:
-    """Refuse newlines and control characters: rendered into a CLI they would inject commands."""
-    if _CONTROL.search(value):
+    """Refuse line breaks, control and format characters (``fabriccfg.text``): rendered into a config
+    line they would start a new command, or make the line read differently from what it does."""
+    bad = first_unsafe(value)
+    if bad is not None:
         raise PydanticCustomError(
             "unsafe-text",
-            "contains a newline or control character ({char}); it would inject a line into the device config",
-            {"char": repr(_CONTROL.search(value).group(0))},  # type: ignore[union-attr]
+            "contains {char} at character {index}; inventory text must be one line of visible characters "
+            "(a line break would add a command to the device config)",
+            {"char": bad.describe(), "index": bad.index + 1},
         )
     return value
 
@@ -59,6 +63,7 @@ def _abs_path(value: str) -> str:
 
 
 def _secret_ref(value: str) -> str:
+    _safe_text(value)
     if not _SECRET_REF.match(value):
         raise PydanticCustomError(
             "literal-secret",
@@ -96,6 +101,7 @@ def _parse_guid(value: Any) -> str:
         value = f"{value:#018x}"
     if not isinstance(value, str):
         raise PydanticCustomError("wrong-type", "a GUID must be a string such as '0x08c0eb0300f6fc26'")
+    _safe_text(value)
     text = value.strip().lower().replace(":", "")
     if text.startswith("0x"):
         text = text[2:]
@@ -151,10 +157,15 @@ def _platform_of_kind(kind: str) -> Any:
     no change here.
     """
 
+    cached: list[str] = []  # the registry is fixed once loaded; 100,000 switches need not rebuild the list
+
     def check(value: str) -> str:
         from fabriccfg import platforms
 
-        known = [n for n in platforms.names() if platforms.info(n).kind == kind]
+        _safe_text(value)
+        if not cached:
+            cached.extend(n for n in platforms.names() if platforms.info(n).kind == kind)
+        known = cached
         if value not in known:
             import difflib
 

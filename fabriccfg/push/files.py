@@ -186,7 +186,7 @@ class FilesTransaction(CliTransaction):
 
     def _cleanup_new(self, conn: Any) -> None:
         if self.uploaded:
-            news = [f"{self.path(n)}.{self.ctx.tag}.new" for n in self.uploaded]
+            news = [f"{self.path(n)}.{self.ctx.tag}.new{ext}" for n in self.uploaded for ext in ("", ".b64")]
             self.status(conn, "rm -f " + " ".join(news))
         self.uploaded = []
 

@@ -14,6 +14,7 @@ platform's transaction class; the runner never branches on a platform name.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import re
 import shlex
@@ -204,23 +205,48 @@ UPLOAD_CHUNK = 3000
 """Base64 characters per shell line (well under a terminal's 4096-byte canonical line limit)."""
 
 
+WROTE = "FCWROTE"
+_SAY_WROTE = "printf 'FC%s\\n' WROTE"
+"""Prints :data:`WROTE` after a write that worked; the command line itself never contains that word,
+so an echoed (or terminal-wrapped) command cannot fake success."""
+
+
+def _write(tx: CliTransaction, conn: Any, command: str, target: str) -> None:
+    """Run one shell write; raise :class:`TxError` with the shell's own words (``Permission denied``,
+    ``No space left on device``) when it did not report success."""
+    out = tx.cmd(conn, f"{command} && {_SAY_WROTE}", check=False)
+    if not re.search(rf"^{WROTE}\s*$", out, re.M):
+        lines = [ln.strip() for ln in out.splitlines() if ln.strip() and WROTE not in ln]
+        raise TxError(f"writing {target} failed: {lines[-1][:160] if lines else 'no answer from the shell'}")
+
+
 def upload(tx: CliTransaction, conn: Any, path: str, content: str) -> None:
-    """Write ``content`` to ``path`` on a Linux shell, in base64 chunks, and check its sha256."""
+    """Write ``content`` to ``path`` on a Linux shell, in base64 chunks, and check its sha256.
+
+    Large files go through ``PATH.b64``, removed here on success and failure alike (and by the
+    transactions' cleanup when the session died mid-way).
+    """
     data = content.encode("utf-8")
-    path = shlex.quote(path)
+    quoted = shlex.quote(path)
     b64 = base64.b64encode(data).decode("ascii")
     digest = hashlib.sha256(data).hexdigest()
     if len(b64) <= UPLOAD_CHUNK:
-        tx.cmd(conn, f"printf '%s' '{b64}' | base64 -d > {path}", check=False)
+        _write(tx, conn, f"printf '%s' '{b64}' | base64 -d > {quoted}", path)
     else:
-        staging = f"{path}.b64"
-        for i in range(0, len(b64), UPLOAD_CHUNK):
-            redirect = ">" if i == 0 else ">>"
-            tx.cmd(conn, f"printf '%s' '{b64[i:i + UPLOAD_CHUNK]}' {redirect} {staging}", check=False)
-        tx.cmd(conn, f"cat {staging} | base64 -d > {path} ; rm -f {staging}", check=False)
-    out = tx.cmd(conn, f"sha256sum {path}", check=False)
+        staging = shlex.quote(f"{path}.b64")
+        try:
+            for i in range(0, len(b64), UPLOAD_CHUNK):
+                redirect = ">" if i == 0 else ">>"
+                chunk = b64[i:i + UPLOAD_CHUNK]
+                _write(tx, conn, f"printf '%s' '{chunk}' {redirect} {staging}", f"{path}.b64")
+            _write(tx, conn, f"base64 -d {staging} > {quoted}", path)
+        finally:
+            with contextlib.suppress(Exception):  # best effort on a dying session; cleanup/rollback retry
+                tx.cmd(conn, f"rm -f {staging}", check=False)
+    out = tx.cmd(conn, f"sha256sum {quoted}", check=False)
     if digest not in out:
-        raise TxError(f"upload of {path} failed (checksum mismatch): {out.strip()[:120]}")
+        raise TxError(f"upload of {path} failed: its sha256 on the device differs from the intended file "
+                      f"({out.strip()[:120] or 'no answer'})")
 
 
 MISSING = "__FABRICCFG_MISSING__"

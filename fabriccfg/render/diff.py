@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from fabriccfg import platforms
 from fabriccfg.render.spec import CliDiffSpec
+from fabriccfg.text import split_lines
 
 if TYPE_CHECKING:
     from hier_config import HConfig
@@ -109,7 +110,7 @@ def _dedupe(platform: str, text: str) -> str:
     out: list[str] = []
     skip_below: int | None = None
     subs = [(re.compile(rule.search), rule.replace) for rule in _driver(platform).rules.per_line_sub]
-    for original in text.splitlines():
+    for original in split_lines(text):
         raw = original
         for rx, repl in subs:
             raw = rx.sub(repl, raw)
@@ -223,8 +224,8 @@ def _diff_json(intended: dict[str, str], running: dict[str, str], out: DeviceDif
         out.patch_file = name
         out.patch.extend(ops)
         after = jsonpatch.apply_patch(have, ops)
-        before_text = json.dumps(_projection(want, have), indent=2, sort_keys=True).splitlines(keepends=True)
-        after_text = json.dumps(_projection(want, after), indent=2, sort_keys=True).splitlines(keepends=True)
+        before_text = split_lines(json.dumps(_projection(want, have), indent=2, sort_keys=True), True)
+        after_text = split_lines(json.dumps(_projection(want, after), indent=2, sort_keys=True), True)
         out.text += "".join(difflib.unified_diff(before_text, after_text, fromfile=f"running/{name}",
                                                  tofile=f"intended/{name}"))
 
@@ -238,7 +239,7 @@ def _diff_files(intended: dict[str, str], running: dict[str, str], out: DeviceDi
         out.changed = True
         out.files[name] = intended[name]
         out.text += "".join(difflib.unified_diff(
-            (have or "").splitlines(keepends=True), intended[name].splitlines(keepends=True),
+            split_lines(have or "", True), split_lines(intended[name], True),
             fromfile=f"running/{name}" if have is not None else "/dev/null", tofile=f"intended/{name}"))
 
 

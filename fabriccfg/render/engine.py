@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -21,6 +22,7 @@ import fabriccfg
 from fabriccfg import platforms
 from fabriccfg.render.filters import FILTERS
 from fabriccfg.render.spec import RenderSpec
+from fabriccfg.text import LINE_BREAKS, count_lines, first_unsafe
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Device, Fabric
@@ -32,6 +34,53 @@ class RenderError(Exception):
     """A device cannot be rendered (unknown device, template error); the message says which."""
 
 
+class UnsafeValueError(jinja2.TemplateRuntimeError):
+    """A ``{{ }}`` expression produced text with a line break, control or format character.
+
+    Defence in depth behind the inventory's safe-text type: every expression of every template lands on
+    one line, so a value that would start a new line (a new device command) is refused, whatever field or
+    context entry it came from.
+    """
+
+
+def one_line(value: Any) -> Any:
+    """Jinja ``finalize`` hook: pass every expression's value through unless its text is unsafe."""
+    if isinstance(value, str):
+        bad = first_unsafe(value)
+        if bad is not None:
+            raise UnsafeValueError(
+                f"error[unsafe-text]: refusing to render {bad.describe()} from the value {value[:80]!r}; "
+                "every template expression must stay on one line")
+    return value
+
+
+def _label(name: str) -> str:
+    """A device name for a message: quoted when it holds unsafe text (only if validation was bypassed)."""
+    return name if first_unsafe(name) is None else repr(name)
+
+
+def _template_line(tb: TracebackType | None) -> str:
+    """``eos/config.txt.j2:1``: the innermost template frame of a render traceback (Jinja rewrites them)."""
+    where = ""
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.endswith(".j2"):
+            where = f"{Path(name).parent.name}/{Path(name).name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
+def check_output(device: str, name: str, text: str) -> None:
+    """Rendered files may break lines only with ``\\n``: then every consumer (``str.splitlines``,
+    hier-config, netmiko, the device) sees the same lines as the template author did."""
+    bad = first_unsafe(text.replace("\n", ""))
+    if bad is not None:
+        line = text.count("\n", 0, text.find(bad.char)) + 1
+        what = "line break" if bad.char in LINE_BREAKS else "character"
+        raise RenderError(f"{device}: {name}:{line}: error[unsafe-text]: rendered text holds "
+                          f"{bad.describe()}; refusing a {what} that some consumers would split on or hide")
+
+
 @dataclass(frozen=True)
 class RenderedDevice:
     name: str
@@ -40,7 +89,7 @@ class RenderedDevice:
 
     @property
     def lines(self) -> int:
-        return sum(text.count("\n") for text in self.files.values())
+        return sum(count_lines(text) for text in self.files.values())
 
 
 @lru_cache(maxsize=8)
@@ -52,6 +101,7 @@ def environment(templates_dir: str | None = None) -> jinja2.Environment:
     # configs, not HTML: autoescaping would corrupt them (values are validated SafeText instead)
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(search),
+        finalize=one_line,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -82,9 +132,13 @@ def _render(env: jinja2.Environment, fabric: Fabric, device: Device,
     for name in wanted:
         try:
             text = env.get_template(spec.files[name]).render(ctx)
+        except UnsafeValueError as exc:
+            where = _template_line(exc.__traceback__) or spec.files[name]
+            raise RenderError(f"{_label(device.name)}: {where}: {exc}") from None
         except jinja2.TemplateError as exc:
             where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
-            raise RenderError(f"{device.name}: template {spec.files[name]}{where}: {exc}") from exc
+            raise RenderError(f"{_label(device.name)}: template {spec.files[name]}{where}: {exc}") from exc
+        check_output(_label(device.name), name, text)
         files[name] = text
     if not files:
         return None

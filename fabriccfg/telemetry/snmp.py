@@ -236,6 +236,17 @@ def _specs() -> _LeanSpecs:
 _request_ids = itertools.count(1)
 
 
+def _raised_in_snmp_stack(exc: BaseException) -> bool:
+    """True when ``exc`` came out of pysnmp or pyasn1 code (a reply they could not decode)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if "/pysnmp/" in name or "/pyasn1/" in name:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 class _EngineSlot:
     """One pysnmp engine with the lean specs installed, its command generator and LCD."""
 
@@ -302,6 +313,11 @@ class SnmpPoller:
         self._rows_hint: dict[tuple[str, bytes], int] = {}
         self._sem: asyncio.Semaphore | None = None
         self._inflight: asyncio.Semaphore | None = None
+        self._addresses: dict[str, tuple[str, int]] = {}
+        """Target name -> the (ip, port) pysnmp sends to (replies come from there)."""
+        self._garbage: dict[tuple[str, int] | None, tuple[int, str, float]] = {}
+        """Source address -> (replies pysnmp could not decode, the last decoder error, when)."""
+        self._prev_handler: Any = None
 
     @property
     def _engine(self) -> Any:
@@ -327,12 +343,42 @@ class SnmpPoller:
         self._slots.append(_EngineSlot())
         self._sem = asyncio.Semaphore(self.concurrency)
         self._inflight = asyncio.Semaphore(self.max_inflight)
+        self._prev_handler = loop.get_exception_handler()
+        loop.set_exception_handler(self._on_loop_error)
 
     def close(self) -> None:
         for slot in self._slots:
             slot.close()
         self._slots.clear()
         self._targets.clear()
+        if self._loop is not None and self._loop.get_exception_handler() == self._on_loop_error:
+            self._loop.set_exception_handler(self._prev_handler)
+
+    def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """pysnmp decodes each datagram in a loop callback; a malformed reply raises there, and asyncio would
+        print the pyasn1 traceback on stderr. Count it against the sender instead: the walk that then
+        times out reports one line saying why. Anything else goes to the previous handler."""
+        exc = context.get("exception")
+        if exc is None or not _raised_in_snmp_stack(exc):
+            if self._prev_handler is not None:
+                self._prev_handler(loop, context)
+            else:
+                loop.default_exception_handler(context)
+            return
+        args = getattr(context.get("handle"), "_args", None) or ()
+        source = next((a for a in args if isinstance(a, tuple) and len(a) >= 2 and isinstance(a[0], str)),
+                      None)
+        key = (str(source[0]), int(source[1])) if source is not None else None
+        count = self._garbage.get(key, (0, "", 0.0))[0]
+        self._garbage[key] = (count + 1, type(exc).__name__, time.monotonic())
+
+    def _explain(self, target: SnmpTarget, error: str, since: float) -> str:
+        """``error``, or why the agent's replies were unreadable when pysnmp could not decode them."""
+        key = self._addresses.get(target.name, (target.host, target.port))
+        got = self._garbage.get(key) or self._garbage.get(None)
+        if got is None or got[2] < since:
+            return error
+        return f"unreadable SNMP reply (not a valid SNMP message; the decoder raised {got[1]}); {error}"
 
     # --- target configuration --------------------------------------------------------------
     def _slot_for(self, user: str | None, creds: tuple[object, ...]) -> _EngineSlot:
@@ -385,6 +431,8 @@ class SnmpPoller:
             slot = self._slot_for(acc.user, creds)
         transport = await UdpTransportTarget.create((target.host, target.port), timeout=target.timeout,
                                                     retries=target.retries)
+        sent_to = getattr(transport, "transport_address", None) or (target.host, target.port)
+        self._addresses[target.name] = (str(sent_to[0]), int(sent_to[1]))
         addr_name, _params = slot.lcd.configure(slot.engine, auth, transport, target.context)
         if not slot.tuned:
             await slot.tune_socket()
@@ -406,6 +454,7 @@ class SnmpPoller:
         from pysnmp.error import PySnmpError
 
         assert self._inflight is not None
+        sent = time.monotonic()
         async with self._inflight:
             try:
                 slot.cmdgen.send_pdu(slot.engine, addr_name, None, target.context, pdu, done, None)
@@ -413,10 +462,13 @@ class SnmpPoller:
                 return f"send failed: {exc}", 0, 0, b""
             error_indication, response = await fut
         if error_indication:
-            return str(error_indication), 0, 0, b""
-        status = int(response.getComponentByPosition(1))
-        index = int(response.getComponentByPosition(2))
-        raw = response.getComponentByPosition(3).asOctets()
+            return self._explain(target, str(error_indication), sent), 0, 0, b""
+        try:
+            status = int(response.getComponentByPosition(1))
+            index = int(response.getComponentByPosition(2))
+            raw = response.getComponentByPosition(3).asOctets()
+        except Exception as exc:  # any pyasn1 decoding failure of a hostile reply
+            return f"malformed SNMP response: {type(exc).__name__}", 0, 0, b""
         return None, status, index, raw
 
     def _bulk_pdu(self, non_repeaters: int, max_repetitions: int, varbinds: bytes) -> Any:
