@@ -184,19 +184,20 @@ def _decide(tx: Transaction, conn: Any, dev: DeviceTrail, result: DeviceResult, 
     if verified and at_intent:
         try:
             tx.confirm(conn)
-            how = "confirmed"
         except Exception as exc:  # e.g. the confirm had already gone through before the crash
-            how = f"already confirmed ({describe(exc, Watch(None))[:80]})"
+            result.notes.append(f"confirm step: {describe(exc, Watch(None))[:120]} (the change holds: "
+                                "the confirm had gone through before the run died)")
+        how = "confirmed"
         if not differ(platform, intent, tx.fetch(conn, names)).changed:
             result.state = "applied"
-            result.reason = f"recovered: the change had been verified ({last}) and the device holds it; {how}"
+            result.reason = f"recovered: the change had been verified ({last}) and the device holds it: {how}"
             return
     tx.rollback(conn)
     now = tx.fetch(conn, names)
     result.rollback_verified = same_config(differ, platform, backup, now)
     if result.rollback_verified:
         result.state = "rolled-back"
-        result.reason = (f"recovered: rolled back to the backup (was {last}; running config was "
+        result.reason = (f"recovered: rolled back to the backup (was {last}, running config was "
                          f"{'the backup' if at_backup else 'the intent' if at_intent else 'a mix'})")
     else:
         result.state = "failed"

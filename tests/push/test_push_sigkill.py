@@ -15,14 +15,11 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from killing import killed_push, reset
 
 import fabriccfg
 from fabriccfg import platforms
@@ -111,89 +108,6 @@ def mocks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, MockFa
             m.stop()
 
 
-def reset(mock: MockFabric, name: str, platform: str) -> None:
-    """Give the device its factory state again (pending timers of a killed run become no-ops)."""
-    dev: DeviceState = mock.device(name)
-    prof = platforms.mock_profile(platform)
-    assert prof is not None
-
-    def do() -> None:
-        for s in dict(dev.extra.get("sessions") or {}).values():
-            timer = getattr(s, "timer", None)
-            if timer is not None:
-                timer.cancel()
-        confirm = dev.extra.get("confirm")
-        if confirm is not None:
-            confirm.timer.cancel()
-        dev.running, dev.saved = None, None
-        dev.files.clear()
-        dev.extra.clear()
-        dev.disconnect_fired = False
-        prof.PROFILE.init_state(dev)
-
-    mock.call(do)
-
-
-# --------------------------------------------------------------------------- one killed run
-def device_states(run_dir: Path, name: str) -> list[str]:
-    path = run_dir / "journal.jsonl"
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text().splitlines(keepends=True):
-        if not line.endswith("\n"):
-            break
-        rec = json.loads(line)
-        if rec.get("device") == name and rec["event"] in ("started", "state"):
-            out.append("started" if rec["event"] == "started" else rec["state"])
-    return out
-
-
-def run_dirs(base: Path) -> set[Path]:
-    return set(base.iterdir()) if base.is_dir() else set()
-
-
-def killed_push(inventory: Path, endpoints: Path, name: str, runs: Path, kill_after: str,
-                delay: float) -> tuple[Path, bool, list[str]]:
-    """Start the push, SIGKILL it ``delay`` s after the device's ``kill_after`` record; (run dir, killed?)."""
-    before = run_dirs(runs)
-    env = {**os.environ, "COLUMNS": "150"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fabriccfg.cli", "push", str(inventory), "--endpoints", str(endpoints),
-         "-d", name, "--yes", "--format", "json", "--run-dir", str(runs), "--timeout", "60",
-         "--confirm-timeout", "120"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    deadline = time.monotonic() + 30
-    run_dir: Path | None = None
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            new = run_dirs(runs) - before
-            if new:
-                run_dir = new.pop()
-                if kill_after in device_states(run_dir, name):
-                    break
-            time.sleep(0.005)  # poll interval of the journal file, not a synchronisation
-        else:
-            if proc.poll() is None:
-                raise AssertionError(f"{name}: no {kill_after!r} record within 30 s")
-        if proc.poll() is None:
-            time.sleep(delay)  # the random part of the kill point
-        killed = proc.poll() is None
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        if proc.stderr is not None:
-            proc.stderr.close()
-    if run_dir is None:
-        new = run_dirs(runs) - before
-        assert new, f"{name}: the push made no run folder"
-        run_dir = new.pop()
-    return run_dir, killed, device_states(run_dir, name)
-
-
 @pytest.mark.parametrize(("inventory", "name", "platform"), CASES, ids=[c[2] for c in CASES])
 def test_sigkill_mid_push_then_recover_leaves_backup_or_intent(
         mocks: dict[str, MockFabric], tmp_path: Path, inventory: str, name: str, platform: str) -> None:
@@ -221,7 +135,7 @@ def test_sigkill_mid_push_then_recover_leaves_backup_or_intent(
         kill_after = KILL_AFTER[(k + rng.randrange(len(KILL_AFTER))) % len(KILL_AFTER)]
         delay = rng.uniform(0.0, 0.08)
         runs = tmp_path / f"runs{k}"
-        run_dir, killed, states = killed_push(inv, mock.endpoints_file, name, runs, kill_after, delay)
+        run_dir, killed, states, _ = killed_push(inv, mock.endpoints_file, name, runs, kill_after, delay)
         assert (run_dir / "journal.jsonl").is_file()
         backup_files = {f: (run_dir / "backups" / name / f).read_text() for f in files
                         if (run_dir / "backups" / name / f).is_file()}
