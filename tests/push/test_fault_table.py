@@ -108,19 +108,22 @@ def _drop_after(n: int) -> Callable[[Any], None]:
 
 
 def signalled(mock: MockFabric, name: str, tmp: Path, after: str, sig: int, inventory: str,
-              slow_from: str = "started", lines: int = 0) -> Row:
+              slow_from: str | None = "started", lines: int = 0, line: str | None = None) -> Row:
     """Push in a subprocess; the device turns slow at its ``slow_from`` record; ``sig`` once the device
-    has received ``lines`` more lines after the ``after`` record (counted in the mock's command log)."""
+    has received ``lines`` more lines after the ``after`` record (counted in the mock's command log),
+    or, with ``line``, once it has received a line matching that regex."""
     dev = mock.device(name)
     mark: list[int] = []
 
     def seen(states: list[str]) -> None:
-        if slow_from in states and not dev.faults.slow:
+        if slow_from is not None and slow_from in states and not dev.faults.slow:
             mock.call(lambda: setattr(dev.faults, "slow", SLOW))
 
     def ready(states: list[str]) -> bool:
         if after not in states:
             return False
+        if line is not None:
+            return bool(mock.call(lambda: any(re.fullmatch(line, x) for x in list(dev.log)[-20:])))
         if not mark:
             mark.append(mock.call(lambda: len(dev.log)))
         return bool(mock.call(lambda: len(dev.log)) >= mark[0] + lines)
@@ -136,6 +139,25 @@ def signalled(mock: MockFabric, name: str, tmp: Path, after: str, sig: int, inve
     exit_text = "killed (SIGKILL)" if code == -signal.SIGKILL else str(code)
     how, rcode = _recover(run_dir, mock, name)
     return Row("", dev.platform, state, exit_text, how, rcode)
+
+
+CONFIRM = r"configure session \S+ commit"
+"""EOS's confirm of a session under a commit timer; the test's mock answers it slowly (see below)."""
+
+
+def slow_confirm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mock EOS answers its confirm 0.2 s late, so a kill sent when the device has it lands before the
+    push can journal ``committed`` (the device has already committed by then)."""
+    from fabriccfg.mock.profiles.eos import EosSession
+
+    orig = EosSession.execute
+
+    def execute(self: EosSession, line: str) -> str:
+        if re.fullmatch(CONFIRM, " ".join(line.split())):
+            self.dev.faults.slow = 2 * SLOW
+        return orig(self, line)
+
+    monkeypatch.setattr(EosSession, "execute", execute)
 
 
 def build(fabrics: dict[str, MockFabric], tmp: Path) -> list[Row]:
@@ -161,7 +183,8 @@ def build(fabrics: dict[str, MockFabric], tmp: Path) -> list[Row]:
         ("SIGKILL while config lines are sent", lambda: signalled(
             roce, "leaf-r0", tmp / "m", "applying", signal.SIGKILL, "roce-lab.yaml", lines=MID)),
         ("SIGKILL while the confirm runs", lambda: signalled(
-            roce, "leaf-r2", tmp / "j", "confirming", signal.SIGKILL, "roce-lab.yaml", slow_from="applied")),
+            roce, "leaf-r2", tmp / "j", "confirming", signal.SIGKILL, "roce-lab.yaml", slow_from=None,
+            line=CONFIRM)),
         ("SIGTERM while config lines are sent", lambda: signalled(
             roce, "leaf-r2", tmp / "k", "applying", signal.SIGTERM, "roce-lab.yaml", lines=MID)),
     ]
@@ -185,7 +208,9 @@ def render(rows: list[Row]) -> str:
     return "\n".join([*lines, END])
 
 
-def test_fault_table_in_docs_is_what_a_run_produces(fabrics: dict[str, MockFabric], tmp_path: Path) -> None:
+def test_fault_table_in_docs_is_what_a_run_produces(fabrics: dict[str, MockFabric], tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    slow_confirm(monkeypatch)
     table = render(build(fabrics, tmp_path))
     page = DOC.read_text(encoding="utf-8")
     m = re.search(re.escape(BEGIN) + r".*?" + re.escape(END), page, re.S)
