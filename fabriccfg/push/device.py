@@ -238,9 +238,9 @@ class _Marks:
                            backup=list(result.backup), intent=_write_intent(opts, job.name, job.intended),
                            backup_sha256=digest(running), intent_sha256=digest(job.intended))
 
-    def __call__(self, state: str, **fields: Any) -> None:
+    def __call__(self, *states: str, **fields: Any) -> None:
         if self.journal is not None:
-            self.journal.state(self.name, state, restore=self.tx.restore_point(), **fields)
+            self.journal.state(self.name, *states, restore=self.tx.restore_point(), **fields)
 
 
 def _startable(job: DeviceJob, result: DeviceResult, *, lacking: str) -> type[Transaction] | None:
@@ -314,8 +314,7 @@ def _push(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Progress, *
         with timer("backup"):
             tx.backup(conn, running)
         started = True  # from here on a failure means rollback
-        mark("backed-up")
-        mark("applying")
+        mark("backed-up", "applying")
         progress(job.name, "applying")
         with timer("apply"):
             tx.apply(conn, diff, job.intended)
@@ -328,8 +327,7 @@ def _push(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Progress, *
                 problems += check(CheckContext(job.name, job.platform, conn, job.intended, job.endpoint))
         if problems:
             raise VerifyError("verification failed: " + "; ".join(problems))
-        mark("verified")
-        mark("confirming")
+        mark("verified", "confirming")
         progress(job.name, "confirming")
         with timer("confirm"):
             tx.confirm(conn)

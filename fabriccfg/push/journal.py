@@ -57,6 +57,8 @@ class Journal:
     def __init__(self, run_dir: str | Path) -> None:
         self.path = Path(run_dir) / JOURNAL
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._pending = 0
         created = not self.path.exists()
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         if created:
@@ -64,21 +66,41 @@ class Journal:
 
     def write(self, event: str, **fields: Any) -> None:
         """Append one record and fsync it (secrets redacted, like every file of a run folder)."""
-        record = {"t": round(time.time(), 3), "event": event, **fields}
-        line = secrets.redact(json.dumps(_redacted(record), separators=(",", ":"), sort_keys=False)) + "\n"
-        data = line.encode("utf-8")
-        with self._lock:
-            if self._fd is None:
-                return
-            os.write(self._fd, data)
-            os.fsync(self._fd)
+        self.write_many([{"event": event, **fields}])
 
-    def state(self, device: str, state: str, **fields: Any) -> None:
-        self.write("state", device=device, state=state, **fields)
+    def write_many(self, recs: list[dict[str, Any]]) -> None:
+        """Append records (each with an ``event``) in one write and one fsync.
+
+        The fsync runs outside the lock: workers' records still go in whole lines and in order, and
+        their fsyncs overlap (one disk flush covers every record written before it).
+        """
+        now = round(time.time(), 3)
+        lines = [secrets.redact(json.dumps(_redacted({"t": now, **r}), separators=(",", ":"))) + "\n"
+                 for r in recs]
+        data = "".join(lines).encode("utf-8")
+        with self._lock:
+            fd = self._fd
+            if fd is None:
+                return
+            os.write(fd, data)
+            self._pending += 1
+        try:
+            os.fsync(fd)  # close() waits for pending syncs, so fd stays open until this returns
+        finally:
+            with self._lock:
+                self._pending -= 1
+                if self._pending == 0:
+                    self._idle.notify_all()
+
+    def state(self, device: str, *states: str, **fields: Any) -> None:
+        """One ``state`` record per state in ``states`` (same fields), in one write."""
+        self.write_many([{"event": "state", "device": device, "state": s, **fields} for s in states])
 
     def close(self) -> None:
         with self._lock:
+            self._idle.wait_for(lambda: self._pending == 0, timeout=10.0)
             if self._fd is not None:
+                os.fsync(self._fd)
                 os.close(self._fd)
                 self._fd = None
 
