@@ -159,12 +159,6 @@ def run_recover(run_dir: Path, inventory: Path | None, *, endpoints: Path | None
     except (JournalError, OSError) as exc:
         _err(f"error: {exc}")
         return 2
-    if inventory is None:
-        recorded = str(trail.start.get("inventory") or "")
-        if not recorded:
-            _err("error: the journal names no inventory; pass it: fabriccfg push INVENTORY --recover RUN_DIR")
-            return 2
-        inventory = Path(recorded)
     if not trail.in_flight():
         _err(f"nothing to recover: every device of {run_dir} is in a final state (report.json is up to date)")
         if fmt is OutputFormat.json:
@@ -172,6 +166,12 @@ def run_recover(run_dir: Path, inventory: Path | None, *, endpoints: Path | None
 
             sys.stdout.write(report_from_journal(run_dir).to_json())
         return 0
+    if inventory is None:
+        recorded = str(trail.start.get("inventory") or "")
+        if not recorded:
+            _err("error: the journal names no inventory; pass it: fabriccfg push INVENTORY --recover RUN_DIR")
+            return 2
+        inventory = Path(recorded)
     fabric = load_inventory(inventory)
     try:
         targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent)
