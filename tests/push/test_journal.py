@@ -89,7 +89,7 @@ def test_recover_cli_contract(lab: Any, roce: Any, tmp_path: Path) -> None:
         dev = lb.mock.device("leaf-r3")
 
         def slow(states: list[str]) -> None:
-            if "backed-up" in states and not dev.faults.slow:
+            if "started" in states and not dev.faults.slow:
                 lb.mock.call(lambda: setattr(dev.faults, "slow", 0.05))
 
         try:
@@ -128,14 +128,14 @@ def test_sigterm_finishes_the_journal_and_report_and_rolls_back(lab: Any, roce: 
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and proc.poll() is None:
                 dirs = list(runs.iterdir())
-                if dirs and any(r.get("state") == "applying" for r in records(dirs[0])):
-                    break
-                if proc.poll() is not None:
+                recs = records(dirs[0]) if dirs and (dirs[0] / "journal.jsonl").exists() else []
+                if any(r["event"] == "started" for r in recs) and not dev.faults.slow:
+                    lb.mock.call(lambda: setattr(dev.faults, "slow", 0.05))  # keep the change in flight
+                if any(r.get("state") == "applying" for r in recs):
                     break
                 time.sleep(0.005)  # poll interval
-            lb.mock.call(lambda: setattr(dev.faults, "slow", 0.05))  # keep the change in flight
             proc.send_signal(signal.SIGTERM)
             out, _ = proc.communicate(timeout=60)
         finally:
