@@ -152,6 +152,14 @@ class DeviceTrail:
         return str(self.states[-1]["state"]) if self.states else ("started" if self.started else "")
 
     @property
+    def last_in_flight(self) -> str:
+        """The last state that left the change in flight (``failed`` after a skipped rollback is not one)."""
+        for rec in reversed(self.states):
+            if rec.get("state") in IN_FLIGHT:
+                return str(rec["state"])
+        return "started" if self.started else ""
+
+    @property
     def restore(self) -> dict[str, Any]:
         """The transaction's restore fields from the latest state record that carries them."""
         for rec in reversed(self.states):
@@ -160,14 +168,23 @@ class DeviceTrail:
         return {}
 
     @property
+    def began(self) -> bool:
+        """True once the on-device restore point existed (``backed-up``): a change may be partial."""
+        return any(rec.get("state") == "backed-up" for rec in self.states)
+
+    @property
     def needs_recovery(self) -> bool:
-        """True when the device's change began and neither the push nor a recovery finished it."""
+        """True when the device's change began and neither the push nor a recovery finished it.
+
+        A device that failed before its restore point existed (e.g. NVUE refusing a switch where someone
+        else has a pending revision) never changed and is left alone.
+        """
         if self.started is None:
             return False
         if self.recovered is not None:
             return str(self.recovered.get("state")) not in DONE
         if self.result is not None:
-            return str(self.result.get("state")) not in DONE
+            return self.began and str(self.result.get("state")) not in DONE
         return True
 
 

@@ -138,7 +138,8 @@ def recover_device(run_dir: Path, dev: DeviceTrail, endpoint: Endpoint | None, *
         ctx = TxContext(name=dev.name, platform=platform, tag=str(started.get("tag", "")), differ=differ,
                         read_timeout=min(timeout, 120.0))
         tx = tx_cls(ctx)
-        tx.resume(dev.restore, backup)
+        if dev.began:  # before that, the defaults make cleanup touch only what this run's tag names
+            tx.resume(dev.restore, backup)
         log = run_dir / "logs" / f"{safe_part(dev.name)}.recover.log"
         conn = connect(endpoint, insecure_host_keys=insecure_host_keys, timeout=min(timeout, 30.0),
                        session_log=log, handle=watch.handle)
@@ -168,7 +169,7 @@ def _decide(tx: Transaction, conn: Any, dev: DeviceTrail, result: DeviceResult, 
     at_backup = same_config(differ, platform, backup, running)
     at_intent = not differ(platform, intent, running).changed
     states = [str(s.get("state")) for s in dev.states]
-    began = "backed-up" in states
+    began = dev.began
     verified = any(s in VERIFIED for s in states) and "rolling-back" not in states
     last = dev.last_state
     if not began:

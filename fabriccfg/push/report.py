@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fabriccfg import secrets
+from fabriccfg.push.journal import read_run
 
 State = Literal["unchanged", "applied", "rolled-back", "failed", "skipped"]
 STATES: tuple[State, ...] = ("unchanged", "applied", "rolled-back", "failed", "skipped")
@@ -197,8 +198,6 @@ def _redacted(obj: Any) -> Any:
 def report_from_journal(run_dir: str | Path) -> RunReport:
     """The run's report, rebuilt from its journal alone (also after a kill: devices without a final
     result are ``failed`` with ``in_flight`` set to the state they were in)."""
-    from fabriccfg.push.journal import read_run
-
     trail = read_run(run_dir)
     start = trail.start
     rep = RunReport(command=str(start.get("command", "push")), fabric=str(start.get("fabric", "")),
@@ -227,15 +226,15 @@ def report_from_journal(run_dir: str | Path) -> RunReport:
             res = DeviceResult(dev.name, dev.platform, target=dev.target)
             if dev.started is not None:
                 res.state = "failed"
-                res.in_flight = dev.last_state
+                res.in_flight = dev.last_in_flight
                 res.backup = [str(p) for p in dev.started.get("backup", [])]
-                res.reason = (f"the run ended while this device was {dev.last_state}: its change may be "
+                res.reason = (f"the run ended while this device was {dev.last_in_flight}: its change may be "
                               f"partial; run 'fabriccfg push --recover {run_dir}'")
             else:
                 res.state = "skipped"
                 res.reason = f"not started: the run ended ({rep.ended})"
         if dev.result is not None and res.in_flight is None and dev.needs_recovery and not res.recovered:
-            res.in_flight = dev.last_state
+            res.in_flight = dev.last_in_flight
         rep.devices.append(res)
     for r in trail.records:
         if r.get("event") == "recover-end":

@@ -148,3 +148,17 @@ def test_sigterm_finishes_the_journal_and_report_and_rolls_back(lab: Any, roce: 
         assert [d["state"] for d in report["devices"]] == ["rolled-back"]
         assert json.loads((Path(report["run_dir"]) / "report.json").read_text())["ended"] == "SIGTERM"
         assert lb.mock.call(lambda: sorted(dev.extra["sessions"])) == []
+
+
+def test_recover_leaves_alone_a_device_that_failed_before_its_change(lab: Any, roce: Any) -> None:
+    """NVUE refuses a switch where someone else has a pending revision: the journal says the change never
+    began, so --recover does not touch it (their pending revision survives)."""
+    from fabriccfg.push.recover import recover
+
+    with lab(roce) as lb:
+        dev = lb.mock.device("leaf-r0")
+        lb.mock.call(lambda: dev.extra.__setitem__("pending", [*dev.running, "nv set system hostname theirs"]))
+        rep = lb.push(["leaf-r0"])
+        assert [d.state for d in rep.devices] == ["failed"] and "pending NVUE revision" in rep.devices[0].reason
+        assert recover(rep.run_dir, lb.mock.endpoints).devices == {}
+        assert "nv set system hostname theirs" in lb.mock.call(lambda: list(dev.extra.get("pending") or []))
