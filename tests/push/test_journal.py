@@ -157,8 +157,10 @@ def test_recover_leaves_alone_a_device_that_failed_before_its_change(lab: Any, r
 
     with lab(roce) as lb:
         dev = lb.mock.device("leaf-r0")
-        lb.mock.call(lambda: dev.extra.__setitem__("pending", [*dev.running, "nv set system hostname theirs"]))
+        theirs = [*dev.running, "nv set system hostname theirs"]
+        lb.mock.call(lambda: dev.extra.__setitem__("pending", theirs))
         rep = lb.push(["leaf-r0"])
-        assert [d.state for d in rep.devices] == ["failed"] and "pending NVUE revision" in rep.devices[0].reason
+        assert [d.state for d in rep.devices] == ["failed"]
+        assert "pending NVUE revision" in rep.devices[0].reason
         assert recover(rep.run_dir, lb.mock.endpoints).devices == {}
         assert "nv set system hostname theirs" in lb.mock.call(lambda: list(dev.extra.get("pending") or []))
