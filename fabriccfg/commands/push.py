@@ -129,10 +129,9 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
             dry_run = True
     report = api.push(fabric, jobs, inventory=str(inventory), run_base=run_dir, dry_run=dry_run,
                       runner=runner, confirm_timeout=confirm_timeout, insecure_host_keys=insecure_host_keys,
-                      display=make_display(fmt, "dry-run" if dry_run else "push"))
-    if insecure_host_keys:
-        report.warnings.append("host-key checking was disabled (--insecure-host-keys)")
-        report.write()
+                      display=make_display(fmt, "dry-run" if dry_run else "push"),
+                      warnings=["host-key checking was disabled (--insecure-host-keys)"] if insecure_host_keys
+                      else [])
     if fmt is OutputFormat.json:
         sys.stdout.write(report.to_json())
     else:

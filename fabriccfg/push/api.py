@@ -126,7 +126,8 @@ class _JournalDisplay(Display):
 
 def _run(command: str, fabric: Fabric, jobs: Sequence[DeviceJob], work: Any, *, inventory: str,
          run_base: str | Path, dry_run: bool, runner: RunnerOptions, display: Display | None,
-         options: dict[str, Any], run_dir: Path | None = None, run_tag: str = "") -> RunReport:
+         options: dict[str, Any], run_dir: Path | None = None, run_tag: str = "",
+         warnings: Sequence[str] = ()) -> RunReport:
     """Run the jobs with a journal; the report is built from the journal, also when the run dies of an
     exception or a signal the runner turns into an interruption (SIGINT, SIGTERM)."""
     run_path = run_dir or new_run_dir(run_base)
@@ -146,7 +147,7 @@ def _run(command: str, fabric: Fabric, jobs: Sequence[DeviceJob], work: Any, *, 
         raise
     finally:
         journal.write("run-end", ended=ended, interrupted=bool(outcome and outcome.interrupted),
-                      stopped=outcome.stopped if outcome else "", warnings=[])
+                      stopped=outcome.stopped if outcome else "", warnings=list(warnings))
         journal.close()
         report = report_from_journal(run_path)
         report.write()
@@ -157,8 +158,11 @@ def push(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "", run_
          dry_run: bool = False, runner: RunnerOptions | None = None, confirm_timeout: float = 300.0,
          insecure_host_keys: bool = False, display: Display | None = None,
          post_push_checks: Sequence[PostPushCheck] | None = None, differ: Differ | None = None,
-         run_dir: Path | None = None) -> RunReport:
-    """Push every job; returns the report (written to ``run_base/<UTC timestamp>/report.json``)."""
+         run_dir: Path | None = None, warnings: Sequence[str] = ()) -> RunReport:
+    """Push every job; returns the report (written to ``run_base/<UTC timestamp>/report.json``).
+
+    ``warnings``: lines for the report (journaled, so ``--recover`` keeps them).
+    """
     runner = runner or RunnerOptions()
     diff_fn = _differ(differ)
     checks = list(hooks.post_push_checks if post_push_checks is None else post_push_checks)
@@ -181,7 +185,8 @@ def push(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "", run_
                "confirm_timeout": confirm_timeout,
                "insecure_host_keys": insecure_host_keys, "post_push_checks": len(checks)}
     return _run("push", fabric, jobs, work, inventory=inventory, run_base=run_base, dry_run=dry_run,
-                runner=runner, display=display, options=options, run_dir=run_dir, run_tag=tag)
+                runner=runner, display=display, options=options, run_dir=run_dir, run_tag=tag,
+                warnings=warnings)
 
 
 def live_diff(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "",
