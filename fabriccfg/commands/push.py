@@ -132,10 +132,9 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
             dry_run = True
     report = api.push(fabric, jobs, inventory=str(inventory), run_base=run_dir, dry_run=dry_run,
                       runner=runner, confirm_timeout=confirm_timeout, insecure_host_keys=insecure_host_keys,
-                      display=make_display(fmt, "dry-run" if dry_run else "push"))
-    if insecure_host_keys:
-        report.warnings.append("host-key checking was disabled (--insecure-host-keys)")
-        report.write()
+                      display=make_display(fmt, "dry-run" if dry_run else "push"),
+                      warnings=["host-key checking was disabled (--insecure-host-keys)"] if insecure_host_keys
+                      else [])
     if fmt is OutputFormat.json:
         sys.stdout.write(report.to_json())
     else:
@@ -143,6 +142,59 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
             show_diffs(report, console)
         final_table(report, console)
     return report.exit_code
+
+
+def run_recover(run_dir: Path, inventory: Path | None, *, endpoints: Path | None = None,
+                insecure_host_keys: bool = False, fmt: OutputFormat = OutputFormat.table,
+                timeout: float = 120.0, workers: int = 8) -> int:
+    """``fabriccfg push --recover RUN_DIR``; returns the exit code (0 recovered or nothing to do,
+    1 a device could not be brought to its backup or intent, 2 usage)."""
+    from fabriccfg.commands._console import console as make_console
+    from fabriccfg.push.display import final_table
+    from fabriccfg.push.journal import JournalError, read_run
+    from fabriccfg.push.recover import RecoverError, recover
+    from fabriccfg.secrets import SecretError
+    from fabriccfg.targets import EndpointsError, resolve_targets
+
+    try:
+        trail = read_run(run_dir)
+    except (JournalError, OSError) as exc:
+        _err(f"error: {exc}")
+        return 2
+    if not trail.in_flight():
+        _err(f"nothing to recover: every device of {run_dir} is in a final state (report.json is up to date)")
+        if fmt is OutputFormat.json:
+            from fabriccfg.push.report import report_from_journal
+
+            sys.stdout.write(report_from_journal(run_dir).to_json())
+        return 0
+    if inventory is None:
+        recorded = str(trail.start.get("inventory") or "")
+        if not recorded:
+            _err("error: the journal names no inventory; pass it: fabriccfg push INVENTORY --recover RUN_DIR")
+            return 2
+        inventory = Path(recorded)
+    fabric = load_inventory(inventory)
+    try:
+        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent)
+    except (EndpointsError, SecretError) as exc:
+        _err(f"error: {exc}")
+        return 2
+    if insecure_host_keys:
+        _insecure_warning()
+    out = sys.stderr if fmt is OutputFormat.json else sys.stdout
+    print(f"recovering {len(trail.in_flight())} device(s) left mid-change by {run_dir}", file=out, flush=True)
+    try:
+        outcome = recover(run_dir, targets, insecure_host_keys=insecure_host_keys, timeout=timeout,
+                          workers=workers, progress=lambda t: print(t, file=out, flush=True))
+    except RecoverError as exc:
+        _err(f"error: {exc}")
+        return 2
+    if fmt is OutputFormat.json:
+        sys.stdout.write(outcome.report.to_json())
+    else:
+        final_table(outcome.report, make_console())
+    return outcome.exit_code
 
 
 Opt = typer.Option
@@ -153,7 +205,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def push(  # noqa: PLR0917 - typer maps parameters to options
-        inventory: Annotated[Path, typer.Argument(help="Inventory YAML file.")],
+        inventory: Annotated[Path | None, typer.Argument(help="Inventory YAML file (with --recover: "
+                                                         "default, the one the run used).")] = None,
         endpoints: Annotated[Path | None, Opt("--endpoints", help="Endpoints file (from 'fabriccfg mock up') "
                                               "instead of the inventory's management addresses.")] = None,
         device: Annotated[list[str] | None, Opt("--device", "-d", help="Only this device (repeatable).")] = (
@@ -185,11 +238,23 @@ def register(app: typer.Typer) -> None:
         verify: Annotated[bool, Opt("--verify", help="After each device's change and before confirm, run the "
                                     "health checks on it (fabriccfg verify); a CRITICAL finding rolls it "
                                     "back.")] = False,
+        recover: Annotated[Path | None, Opt(
+            "--recover", metavar="RUN_DIR", help="Do not push: read RUN_DIR's journal and bring every device "
+            "a dead push left mid-change back to its backup (or confirm a verified change).")] = None,
     ) -> None:
         """Push rendered intent to the devices, transactionally (backup, apply, verify, confirm or roll back).
 
         Exit 0 when every targeted device is unchanged or applied, 1 otherwise, 2 on a usage error.
+        With --recover: 0 when every in-flight device ended at its backup or intent (or nothing was in
+        flight), 1 when one could not be, 2 on a usage error.
         """
+        if recover is not None:
+            raise typer.Exit(run_recover(recover, inventory, endpoints=endpoints, fmt=fmt,
+                                         insecure_host_keys=insecure_host_keys,
+                                         timeout=timeout if timeout > 0 else 120.0, workers=workers))
+        if inventory is None:
+            _err("error: missing argument INVENTORY")
+            raise typer.Exit(2)
         if verify:  # the verify package's post-push check (fabriccfg.push.hooks.post_push_checks)
             from fabriccfg.verify.post_push import enable_for_inventory
 

@@ -303,12 +303,12 @@ class _Channel(asyncssh.SSHServerSession[str]):
         cli = self._cli
         chan = self._chan
         assert cli is not None and chan is not None
-        slow = self._dev.faults.slow
+        faults = self._dev.faults  # read per line: a test may make a device slow mid-session
         exec_mode = self._exec
         try:
             if not exec_mode:
-                if slow:
-                    await asyncio.sleep(slow)
+                if faults.slow:
+                    await asyncio.sleep(faults.slow)
                 if not await self._send(chan, to_crlf(cli.banner()) + cli.prompt()):
                     return
             while True:
@@ -320,8 +320,8 @@ class _Channel(asyncssh.SSHServerSession[str]):
                     out = cli.execute(line)
                 except Exception as exc:  # a mock bug must not kill the server
                     out = f"mock internal error: {exc.__class__.__name__}: {exc}"
-                if slow:
-                    await asyncio.sleep(slow)
+                if faults.slow:
+                    await asyncio.sleep(faults.slow)
                 text = "" if exec_mode else line + "\r\n"
                 if out:
                     text += to_crlf(out if out.endswith("\n") else out + "\n")

@@ -109,9 +109,16 @@ from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError  # noqa
 
 
 class NvueTransaction(CliTransaction):
+    # NVUE command reference, "Config Commands" (https://docs.nvidia.com/networking-ethernet-software/
+    # nvue-reference/Config-Commands): ``nv set``/``nv unset``
+    # stage a pending revision that the running config does not see; ``nv config apply`` makes it the
+    # applied revision in one step; ``--confirm TIME`` rolls back unless ``nv config confirm``;
+    # ``nv config detach`` drops the pending revision.
     commit_confirm: ClassVar[bool] = True
     error_pattern: ClassVar[str] = r"^Error:"
     running_command: ClassVar[str] = "nv config show -o commands"
+    kind: ClassVar[str] = "pending revision + nv config apply --confirm"
+    journal_fields: ClassVar[tuple[str, ...]] = ("staged", "apply_sent")
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)
@@ -160,6 +167,11 @@ class NvueTransaction(CliTransaction):
         if self.staged:
             self.cmd(conn, "nv config detach", check=False)
             self.staged = False
+
+    def resume(self, restore: Mapping[str, Any], backup: Mapping[str, str]) -> None:
+        """After a dead run: assume the worst (staged and applied); both steps are harmless otherwise."""
+        self.backup_running = dict(backup)
+        self.staged = self.apply_sent = True
 
 
 def _keyed(text: str) -> dict[str, str]:

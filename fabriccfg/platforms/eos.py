@@ -91,8 +91,15 @@ def sessions(table: str) -> list[tuple[str, str]]:
 
 
 class EosTransaction(CliTransaction):
+    # Arista EOS User Manual, "Configure Session" (https://www.arista.com/en/um-eos/eos-configure-session):
+    # session lines do not touch running-config until commit; ``commit timer HH:MM:SS`` reverts unless
+    # ``configure session NAME commit`` confirms; ``configure session NAME abort`` discards / reverts. An
+    # uncommitted session survives the SSH session (it is lost on reboot and times out after 24 h), so
+    # a dead client leaves a pending session, which rollback and ``push --recover`` abort.
     commit_confirm: ClassVar[bool] = True
     error_pattern: ClassVar[str] = r"^% "
+    kind: ClassVar[str] = "configure session + commit timer"
+    journal_fields: ClassVar[tuple[str, ...]] = ("opened", "committed")
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)

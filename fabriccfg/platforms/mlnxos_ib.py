@@ -104,7 +104,13 @@ from fabriccfg.push.transaction import CliTransaction, DiffLike  # noqa: E402
 
 
 class MlnxosTransaction(CliTransaction):
+    # MLNX-OS has no configuration session or commit: lines take effect one by one. The restore point is
+    # a saved configuration file (``configuration write to NAME no-switch``, ``configuration switch-to``:
+    # MLNX-OS User Manual, "Configuration Management"); the journal names it, so ``push --recover``
+    # can switch back to it after a dead run left a partial config.
     error_pattern: ClassVar[str] = r"^% "
+    kind: ClassVar[str] = "lines in config term (no atomic commit) + saved backup file"
+    journal_fields: ClassVar[tuple[str, ...]] = ("active", "have_backup")
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)

@@ -121,8 +121,15 @@ from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError, upload
 
 
 class SonicTransaction(CliTransaction):
+    # SONiC Generic Config Update and Rollback design (sonic-net/SONiC, doc/config-generic-update-rollback/
+    # SONiC_Generic_Config_Update_and_Rollback_Design.md): ``config checkpoint NAME``,
+    # ``config apply-patch FILE`` (the whole RFC 6902 patch, validated against YANG before anything is
+    # written), ``config rollback NAME``. The patch itself is written change by change, so a dead
+    # apply can be partial: the checkpoint (journaled) is how ``push --recover`` goes back.
     error_pattern: ClassVar[str] = r"^Error:|Failed to apply patch|command not found"
     running_command: ClassVar[str] = "show runningconfiguration all"
+    kind: ClassVar[str] = "config checkpoint + apply-patch"
+    journal_fields: ClassVar[tuple[str, ...]] = ("have_checkpoint", "uploaded")
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)

@@ -7,8 +7,8 @@ run folder).
 
 from __future__ import annotations
 
+import os
 import secrets as _random
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,8 @@ from fabriccfg.push.device import (
     fetch_device,
     push_device,
 )
-from fabriccfg.push.report import DeviceResult, RunReport, new_run_dir
+from fabriccfg.push.journal import Journal
+from fabriccfg.push.report import DeviceResult, RunReport, new_run_dir, report_from_journal
 from fabriccfg.push.runner import Display, Runner, RunnerOptions
 from fabriccfg.push.transaction import Differ
 from fabriccfg.targets import Endpoint
@@ -99,18 +100,57 @@ def _differ(differ: Differ | None) -> Differ:
     return fn
 
 
+class _JournalDisplay(Display):
+    """Forwards to the user's display and journals each device's final result."""
+
+    def __init__(self, inner: Display, journal: Journal) -> None:
+        self.inner = inner
+        self.journal = journal
+
+    def start(self, jobs: Sequence[DeviceJob]) -> None:
+        self.inner.start(jobs)
+
+    def step(self, name: str, step: str) -> None:
+        self.inner.step(name, step)
+
+    def done(self, result: DeviceResult) -> None:
+        self.journal.write("result", device=result.name, state=result.state, result=result.journal_dict())
+        self.inner.done(result)
+
+    def message(self, text: str) -> None:
+        self.inner.message(text)
+
+    def stop(self) -> None:
+        self.inner.stop()
+
+
 def _run(command: str, fabric: Fabric, jobs: Sequence[DeviceJob], work: Any, *, inventory: str,
          run_base: str | Path, dry_run: bool, runner: RunnerOptions, display: Display | None,
-         options: dict[str, Any], run_dir: Path | None = None) -> RunReport:
+         options: dict[str, Any], run_dir: Path | None = None, run_tag: str = "",
+         warnings: Sequence[str] = ()) -> RunReport:
+    """Run the jobs with a journal; the report is built from the journal, also when the run dies of an
+    exception or a signal the runner turns into an interruption (SIGINT, SIGTERM)."""
     run_path = run_dir or new_run_dir(run_base)
-    report = RunReport(command=command, fabric=fabric.fabric.name, inventory=inventory, run_dir=str(run_path),
-                       dry_run=dry_run, options=options)
-    outcome = Runner(jobs, work(run_path), runner, display).run()
-    report.devices = outcome.results
-    report.stopped = outcome.stopped
-    report.interrupted = outcome.interrupted
-    report.finished = time.time()
-    report.write()
+    journal = Journal(run_path)
+    journal.write("run-start", command=command, fabric=fabric.fabric.name,
+                  inventory=str(Path(inventory).resolve()) if inventory else "", run_dir=str(run_path),
+                  run_tag=run_tag, dry_run=dry_run, options=options, pid=os.getpid(),
+                  devices=[{"name": j.name, "platform": j.platform, "target": j.target} for j in jobs])
+    ended = "exception"
+    outcome = None
+    try:
+        shown = _JournalDisplay(display or Display(), journal)
+        outcome = Runner(jobs, work(run_path, journal), runner, shown).run()
+        ended = outcome.ended
+    except BaseException as exc:
+        ended = f"exception: {exc.__class__.__name__}"
+        raise
+    finally:
+        journal.write("run-end", ended=ended, interrupted=bool(outcome and outcome.interrupted),
+                      stopped=outcome.stopped if outcome else "", warnings=list(warnings))
+        journal.close()
+        report = report_from_journal(run_path)
+        report.write()
     return report
 
 
@@ -118,18 +158,22 @@ def push(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "", run_
          dry_run: bool = False, runner: RunnerOptions | None = None, confirm_timeout: float = 300.0,
          insecure_host_keys: bool = False, display: Display | None = None,
          post_push_checks: Sequence[PostPushCheck] | None = None, differ: Differ | None = None,
-         run_dir: Path | None = None) -> RunReport:
-    """Push every job; returns the report (written to ``run_base/<UTC timestamp>/report.json``)."""
+         run_dir: Path | None = None, warnings: Sequence[str] = ()) -> RunReport:
+    """Push every job; returns the report (written to ``run_base/<UTC timestamp>/report.json``).
+
+    ``warnings``: lines for the report (journaled, so ``--recover`` keeps them).
+    """
     runner = runner or RunnerOptions()
     diff_fn = _differ(differ)
     checks = list(hooks.post_push_checks if post_push_checks is None else post_push_checks)
     tag = _random.token_hex(3)
 
-    def work(run_path: Path) -> Any:
+    def work(run_path: Path, journal: Journal) -> Any:
         opts = PushOptions(run_dir=run_path, run_tag=tag, differ=diff_fn, dry_run=dry_run,
                            confirm_timeout=confirm_timeout, insecure_host_keys=insecure_host_keys,
                            rollback_grace=runner.rollback_grace, post_push_checks=checks,
-                           read_timeout=min(60.0, runner.timeout or 60.0) if runner.timeout else 60.0)
+                           read_timeout=min(60.0, runner.timeout or 60.0) if runner.timeout else 60.0,
+                           journal=journal)
 
         def run_one(job: DeviceJob, watch: Watch, progress: Progress, index: int) -> DeviceResult:
             return push_device(job, opts, watch, progress, index)
@@ -141,7 +185,8 @@ def push(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "", run_
                "confirm_timeout": confirm_timeout,
                "insecure_host_keys": insecure_host_keys, "post_push_checks": len(checks)}
     return _run("push", fabric, jobs, work, inventory=inventory, run_base=run_base, dry_run=dry_run,
-                runner=runner, display=display, options=options, run_dir=run_dir)
+                runner=runner, display=display, options=options, run_dir=run_dir, run_tag=tag,
+                warnings=warnings)
 
 
 def live_diff(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "",
@@ -153,7 +198,7 @@ def live_diff(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "",
     runner = runner or RunnerOptions()
     diff_fn = _differ(differ)
 
-    def work(run_path: Path) -> Any:
+    def work(run_path: Path, journal: Journal) -> Any:
         opts = PushOptions(run_dir=run_path, run_tag="diff", differ=diff_fn, dry_run=True,
                            insecure_host_keys=insecure_host_keys)
 
@@ -195,7 +240,7 @@ def live_fetcher(fabric: Fabric, endpoints: dict[str, Endpoint], *, run_base: st
         try:
             opts_runner = runner or RunnerOptions()
 
-            def work(run_path: Path) -> Any:
+            def work(run_path: Path, journal: Journal) -> Any:
                 opts = PushOptions(run_dir=run_path, run_tag="diff", differ=_differ(None), dry_run=True,
                                    insecure_host_keys=insecure_host_keys, session_logs=run_base is not None)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from fabriccfg import platforms, secrets
 from fabriccfg.connect import ConnectError, SessionClosed, SessionHandle, SessionKilled, connect
+from fabriccfg.push.journal import Journal, digest
 from fabriccfg.push.report import DeviceResult, safe_part, write_text
 from fabriccfg.push.transaction import Differ, DiffLike, Transaction, TxContext, TxError, VerifyError
 from fabriccfg.targets import Endpoint
@@ -69,6 +70,8 @@ class PushOptions:
     """Extra time a device that timed out mid-change gets to roll back."""
     post_push_checks: list[PostPushCheck] = field(default_factory=list)
     session_logs: bool = True
+    journal: Journal | None = None
+    """The run journal: a ``started`` record before a device's change, a ``state`` record after each step."""
 
 
 class Watch:
@@ -207,6 +210,39 @@ def _write_backup(result: DeviceResult, opts: PushOptions, running: Mapping[str,
         result.backup.append(str(path.relative_to(opts.run_dir)))
 
 
+def _write_intent(opts: PushOptions, name: str, intended: Mapping[str, str]) -> list[str]:
+    """The intent as pushed, next to the backups (``--recover`` compares the device with both)."""
+    out = []
+    for fname, text in intended.items():
+        path = opts.run_dir / "intent" / safe_part(name) / safe_part(fname)
+        write_text(path, text)
+        out.append(str(path.relative_to(opts.run_dir)))
+    return out
+
+
+class _Marks:
+    """Journal records of one device's transaction (no-ops without a journal)."""
+
+    def __init__(self, journal: Journal | None, name: str, tx: Transaction) -> None:
+        self.journal = journal
+        self.name = name
+        self.tx = tx
+
+    def started(self, job: DeviceJob, ctx: TxContext, result: DeviceResult, opts: PushOptions,
+                running: Mapping[str, str]) -> None:
+        if self.journal is None:
+            return
+        self.journal.write("started", device=self.name, platform=job.platform,
+                           kind=getattr(self.tx, "kind", type(self.tx).__name__), tag=ctx.tag,
+                           commit_confirm=bool(getattr(self.tx, "commit_confirm", False)),
+                           backup=list(result.backup), intent=_write_intent(opts, job.name, job.intended),
+                           backup_sha256=digest(running), intent_sha256=digest(job.intended))
+
+    def __call__(self, *states: str, **fields: Any) -> None:
+        if self.journal is not None:
+            self.journal.state(self.name, *states, restore=self.tx.restore_point(), **fields)
+
+
 def _startable(job: DeviceJob, result: DeviceResult, *, lacking: str) -> type[Transaction] | None:
     """The platform's transaction class, or None once ``result`` says why the device is skipped or failed.
 
@@ -255,6 +291,7 @@ def _push(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Progress, *
     names = sorted(job.intended)
     started = touched = False
     running: dict[str, str] = {}
+    mark = _Marks(opts.journal, job.name, tx)
     try:
         progress(job.name, "connecting")
         with timer("connect"):
@@ -271,14 +308,17 @@ def _push(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Progress, *
         if opts.dry_run:
             result.state, result.reason = "skipped", "dry-run: changes shown, not applied"
             return
+        mark.started(job, ctx, result, opts, running)  # durable before anything on the device changes
         progress(job.name, "backing-up")
         touched = True
         with timer("backup"):
             tx.backup(conn, running)
         started = True  # from here on a failure means rollback
+        mark("backed-up", "applying")
         progress(job.name, "applying")
         with timer("apply"):
             tx.apply(conn, diff, job.intended)
+        mark("applied")
         progress(job.name, "verifying")
         with timer("verify"):
             problems = tx.verify(conn, job.intended)
@@ -287,16 +327,21 @@ def _push(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Progress, *
                 problems += check(CheckContext(job.name, job.platform, conn, job.intended, job.endpoint))
         if problems:
             raise VerifyError("verification failed: " + "; ".join(problems))
+        mark("verified", "confirming")
         progress(job.name, "confirming")
         with timer("confirm"):
             tx.confirm(conn)
+        mark("committed")
         result.state = "applied"
     except BaseException as exc:
         reason = describe(exc, watch)
         result.state, result.reason = "failed", reason
         if started:
+            mark("rolling-back", reason=reason)
             _rollback(tx, session, job, opts=opts, watch=watch, progress=progress, timer=timer, result=result,
                       backup=running, reason=reason)
+        if touched:
+            mark(result.state, reason=result.reason)
         if not isinstance(exc, Exception):
             raise
     finally:
@@ -344,9 +389,11 @@ def same_config(differ: Differ, platform: str, a: dict[str, str], b: dict[str, s
 
 
 def _timer_hint(tx: Transaction, opts: PushOptions) -> str:
+    recover = f"fabriccfg push --recover {opts.run_dir}"
     if getattr(tx, "commit_confirm", False):
-        return f" (the platform's commit-confirm timer reverts the change within {opts.confirm_timeout:g} s)"
-    return " (restore from the backup in the run folder)"
+        return (f" (the platform's commit-confirm timer reverts the change within "
+                f"{opts.confirm_timeout:g} s; or run '{recover}')")
+    return f" (run '{recover}' to roll it back to the backup in the run folder)"
 
 
 def fetch_device(job: DeviceJob, opts: PushOptions, watch: Watch, progress: Progress,

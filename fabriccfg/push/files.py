@@ -45,6 +45,8 @@ class FilesTransaction(CliTransaction):
     """Whole files on a Linux host; subclasses declare ``prechecks``, ``services`` and ``run_scripts``."""
 
     error_pattern: ClassVar[str] = r"command not found|Permission denied"
+    kind: ClassVar[str] = "whole files (.bak copies, .new uploads, one mv) + service restart"
+    journal_fields: ClassVar[tuple[str, ...]] = ("exists", "backed", "installed")
     default_dir: ClassVar[str] = "/etc/fabriccfg"
     prechecks: ClassVar[Mapping[str, Precheck]] = {}
     """File name -> how to check a new version of it before it replaces the old one."""
@@ -193,6 +195,10 @@ class FilesTransaction(CliTransaction):
     def cleanup(self, conn: Any) -> None:
         self._root(conn)
         self._cleanup_new(conn)
+
+    def resume(self, restore: Mapping[str, Any], backup: Mapping[str, str]) -> None:
+        super().resume(restore, backup)
+        self.uploaded = list(backup)  # an upload may have been cut off: remove every FILE.<tag>.new
 
 
 def last_line(out: str) -> str:

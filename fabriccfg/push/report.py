@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from fabriccfg import secrets
+from fabriccfg.push.journal import read_run
 
 State = Literal["unchanged", "applied", "rolled-back", "failed", "skipped"]
 STATES: tuple[State, ...] = ("unchanged", "applied", "rolled-back", "failed", "skipped")
@@ -48,6 +49,11 @@ class DeviceResult:
     """After a rollback: True when the re-fetched running config equals the backup."""
     skip_label: str = ""
     """For a device that is not a target: why, in a few words (displays only; not in ``report.json``)."""
+    in_flight: str | None = None
+    """The journal's last state when the run ended before this device finished (its change may be
+    partial until ``push --recover``); None once the device reached a final state."""
+    recovered: bool = False
+    """True when ``state`` is the outcome of ``push --recover`` rather than of the push itself."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -55,6 +61,20 @@ class DeviceResult:
         # ``error``: the failure (failed / rolled-back); ``reason`` also explains skips and dry-runs
         out["error"] = self.reason if self.state in ("failed", "rolled-back") else None
         return out
+
+    def journal_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` plus what the displays need (for the journal's ``result`` record)."""
+        out = self.to_dict()
+        out["skip_label"] = self.skip_label
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DeviceResult:
+        known = {f.name for f in fields(cls)}
+        res = cls(**{k: v for k, v in data.items() if k in known})
+        if res.state not in STATES:
+            res.state = "failed"
+        return res
 
 
 def utc_stamp(t: float | None = None) -> str:
@@ -111,6 +131,11 @@ class RunReport:
     stopped: str = ""
     """Why the runner stopped starting new devices (failure budget, failed batch, Ctrl-C), if it did."""
     warnings: list[str] = field(default_factory=list)
+    ended: str = "completed"
+    """How the run ended: ``completed``, ``interrupted``, ``SIGTERM``, ``exception: ...`` or ``unknown``
+    (no ``run-end`` record: the process was killed)."""
+    recoveries: list[dict[str, Any]] = field(default_factory=list)
+    """One entry per ``push --recover``: when, and each recovered device's final state."""
 
     @property
     def exit_code(self) -> int:
@@ -142,10 +167,12 @@ class RunReport:
             "options": self.options,
             "interrupted": self.interrupted,
             "stopped": self.stopped,
+            "ended": self.ended,
             "warnings": self.warnings,
             "summary": self.summary(),
             "exit_code": self.exit_code,
             "devices": [d.to_dict() for d in self.devices],
+            "recoveries": self.recoveries,
         }
 
     def to_json(self) -> str:
@@ -166,3 +193,51 @@ def _redacted(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [_redacted(v) for v in obj]
     return obj
+
+
+def report_from_journal(run_dir: str | Path) -> RunReport:
+    """The run's report, rebuilt from its journal alone (also after a kill: devices without a final
+    result are ``failed`` with ``in_flight`` set to the state they were in)."""
+    trail = read_run(run_dir)
+    start = trail.start
+    rep = RunReport(command=str(start.get("command", "push")), fabric=str(start.get("fabric", "")),
+                    inventory=str(start.get("inventory", "")), run_dir=str(run_dir),
+                    dry_run=bool(start.get("dry_run", False)), started=float(start.get("t", time.time())),
+                    options=dict(start.get("options") or {}))
+    end = trail.end
+    if end is not None:
+        rep.finished = float(end.get("t", time.time()))
+        rep.interrupted = bool(end.get("interrupted", False))
+        rep.stopped = str(end.get("stopped", ""))
+        rep.warnings = [str(w) for w in end.get("warnings", [])]
+        rep.ended = str(end.get("ended", "completed"))
+    else:
+        rep.finished = float(trail.records[-1].get("t", time.time())) if trail.records else None
+        rep.ended = "unknown"
+        rep.warnings = ["the run ended without a run-end record (killed?): devices in flight are listed "
+                        f"with in_flight; run 'fabriccfg push --recover {run_dir}'"]
+    for dev in trail.devices.values():
+        if dev.recovered is not None and isinstance(dev.recovered.get("result"), dict):
+            res = DeviceResult.from_dict(dev.recovered["result"])
+            res.recovered = True
+        elif dev.result is not None and isinstance(dev.result.get("result"), dict):
+            res = DeviceResult.from_dict(dev.result["result"])
+        else:
+            res = DeviceResult(dev.name, dev.platform, target=dev.target)
+            if dev.started is not None:
+                res.state = "failed"
+                res.in_flight = dev.last_in_flight
+                res.backup = [str(p) for p in dev.started.get("backup", [])]
+                res.reason = (f"the run ended while this device was {dev.last_in_flight}: its change may be "
+                              f"partial; run 'fabriccfg push --recover {run_dir}'")
+            else:
+                res.state = "skipped"
+                res.reason = f"not started: the run ended ({rep.ended})"
+        if dev.result is not None and res.in_flight is None and dev.needs_recovery and not res.recovered:
+            res.in_flight = dev.last_in_flight
+        rep.devices.append(res)
+    for r in trail.records:
+        if r.get("event") == "recover-end":
+            rep.recoveries.append({"at": iso(float(r.get("t", 0))), "devices": dict(r.get("devices") or {}),
+                                   "exit_code": r.get("exit_code")})
+    return rep

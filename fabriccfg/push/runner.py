@@ -11,15 +11,20 @@ Rules (each one answers a user complaint about the peers, ``peers.md`` §B):
   device not started is reported ``skipped`` with the reason: nothing is skipped silently;
 - Ctrl-C stops new work; in-flight devices finish or roll back. A second Ctrl-C ends their
   sessions (platforms with a commit timer then revert on their own).
+- SIGTERM (a service manager stopping us, which sends SIGKILL soon after) acts as two Ctrl-Cs at
+  once: no new device, in-flight sessions end, and the run's journal and report say which devices
+  were left mid-change for ``push --recover``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fabriccfg.push.device import DeviceJob, Progress, Watch
 from fabriccfg.push.report import DeviceResult
@@ -66,6 +71,8 @@ class RunOutcome:
     results: list[DeviceResult]
     stopped: str = ""
     interrupted: bool = False
+    ended: str = "completed"
+    """``completed``, ``interrupted`` (Ctrl-C) or ``SIGTERM``."""
 
 
 def plan_batches(names: Sequence[str], batch: int | None, canary: int | None) -> list[list[str]]:
@@ -109,24 +116,28 @@ class Runner:
         self.interrupted = False
         self._interrupts = 0
         self._sigints = 0
+        self._terminated = False
         self._active: list[_Slot] = []
 
     # ------------------------------------------------------------------ public
     def run(self) -> RunOutcome:
         """Run every job; Ctrl-C (SIGINT) only sets a flag that the scheduling loop acts on."""
-        previous = None
-        try:
-            previous = signal.signal(signal.SIGINT, self._on_sigint)
-        except ValueError:  # not the main thread: KeyboardInterrupt handling below still applies
-            previous = None
+        previous: dict[signal.Signals, Any] = {}
+        for sig, handler in ((signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)):
+            with contextlib.suppress(ValueError):  # not the main thread: KeyboardInterrupt still applies
+                previous[sig] = signal.signal(sig, handler)
         try:
             return self._run()
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     def _on_sigint(self, signum: int, frame: object) -> None:
         self._sigints += 1  # no locks, no printing: a signal handler may run while the main thread holds one
+
+    def _on_sigterm(self, signum: int, frame: object) -> None:
+        self._terminated = True
+        self._sigints += 2
 
     def _run(self) -> RunOutcome:
         self.display.start(self.jobs)
@@ -160,7 +171,8 @@ class Runner:
         finally:
             self.display.stop()
         ordered = [self.results[j.name] for j in self.jobs if j.name in self.results]
-        return RunOutcome(ordered, self.stopped, self.interrupted)
+        ended = "SIGTERM" if self._terminated else "interrupted" if self.interrupted else "completed"
+        return RunOutcome(ordered, self.stopped, self.interrupted, ended)
 
     # ------------------------------------------------------------------ internals
     def _judge_batch(self, bi: int, total: int, names: list[str]) -> None:
@@ -237,13 +249,14 @@ class Runner:
         self._interrupts += 1
         self.interrupted = True
         if self._interrupts == 1:
-            self.stopped = "interrupted (Ctrl-C)"
+            self.stopped = "terminated (SIGTERM)" if self._terminated else "interrupted (Ctrl-C)"
             self.display.message("interrupted: no new devices start; in-flight devices finish or roll back "
                                  "(Ctrl-C again to end their sessions)")
         else:
-            self.display.message("interrupted again: ending in-flight sessions")
+            why = "terminated (SIGTERM) mid-run" if self._terminated else "interrupted (Ctrl-C twice) mid-run"
+            self.display.message(f"{why}: ending in-flight sessions")
             for slot in self._active:
-                slot.watch.fire("interrupted (Ctrl-C twice) mid-run")
+                slot.watch.fire(why)
 
     def _reap(self) -> None:
         now = time.monotonic()

@@ -109,6 +109,15 @@ class Transaction(Protocol):
         """Remove whatever this transaction left on the device (best effort, must not raise)."""
         ...
 
+    def restore_point(self) -> dict[str, Any]:
+        """What this object remembers about its restore point, as JSON (journaled after every state)."""
+        ...
+
+    def resume(self, restore: Mapping[str, Any], backup: Mapping[str, str]) -> None:
+        """Take back :meth:`restore_point`'s fields in a new process (``push --recover``), so that
+        :meth:`rollback`, :meth:`confirm` and :meth:`cleanup` work on the device a dead run left."""
+        ...
+
 
 def first_error_line(output: str, pattern: str) -> str:
     for line in output.splitlines():
@@ -121,6 +130,10 @@ class CliTransaction:
     """Helpers shared by the platform transactions (netmiko sessions)."""
 
     commit_confirm: ClassVar[bool] = False
+    kind: ClassVar[str] = "config lines"
+    """How the change is made atomic (or not), in a few words: journaled and shown by ``--recover``."""
+    journal_fields: ClassVar[tuple[str, ...]] = ()
+    """Attributes that describe the on-device restore point: journaled, and set again by :meth:`resume`."""
     error_pattern: ClassVar[str] = r"^%"
     """A line of a device answer that means the command failed."""
     running_command: ClassVar[str] = "show running-config"
@@ -198,6 +211,14 @@ class CliTransaction:
 
     def cleanup(self, conn: Any) -> None:
         return None
+
+    def restore_point(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.journal_fields}
+
+    def resume(self, restore: Mapping[str, Any], backup: Mapping[str, str]) -> None:
+        for f in self.journal_fields:
+            if f in restore:
+                setattr(self, f, restore[f])
 
 
 # --------------------------------------------------------------------- file upload over a shell

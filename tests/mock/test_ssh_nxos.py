@@ -46,3 +46,34 @@ def test_checkpoint_rollback(mock):
         assert "fabriccfg-1" in conn.send_command("show checkpoint summary")
     finally:
         conn.disconnect()
+
+
+def test_configuration_session_reaches_running_only_at_commit_and_outlives_the_ssh_session(mock):
+    """Session Manager (Cisco N9K System Management Configuration Guide 10.5(x)): lines in a session stay out
+    of the running config until ``commit``; an uncommitted session survives its SSH session; ``abort``
+    discards it."""
+    conn = session(mock, DEV)
+    try:
+        conn.send_command("configure session s1", expect_string=r"\(config-s\)#")
+        conn.send_command("interface Ethernet1/7", expect_string=r"#")
+        conn.send_command("mtu 9100", expect_string=r"#")
+        conn.send_command("end", expect_string=r"#")
+        assert "mtu 9100" not in conn.send_command("show running-config")
+    finally:
+        conn.disconnect()  # the client goes away with the session uncommitted
+    conn = session(mock, DEV)
+    try:
+        assert "s1" in conn.send_command("show configuration session summary")
+        assert "mtu 9100" not in conn.send_command("show running-config")
+        conn.send_command("configure session s1", expect_string=r"\(config-s\)#")
+        assert "Verification Successful" in conn.send_command("verify", expect_string=r"#")
+        assert "Commit Successful" in conn.send_command("commit", expect_string=r"#")
+        assert "interface Ethernet1/7\n  mtu 9100" in conn.send_command("show running-config")
+        assert "s1" not in conn.send_command("show configuration session summary")
+        conn.send_command("configure session s2", expect_string=r"\(config-s\)#")
+        conn.send_command("interface Ethernet1/8", expect_string=r"#")
+        conn.send_command("abort", expect_string=r"#")
+        assert "Ethernet1/8" not in conn.send_command("show running-config")
+        assert "s2" not in conn.send_command("show configuration session summary")
+    finally:
+        conn.disconnect()

@@ -63,6 +63,9 @@ def test_insecure_host_keys_is_loud(lab: Any, roce: Any, tmp_path: Path) -> None
                   "--run-dir", str(tmp_path / "r"))
         assert res.exit_code == 0, res.output
         assert "WARNING" in res.output and "NOT checked" in res.output
+        newest = max(p for p in (tmp_path / "r").iterdir() if (p / "report.json").is_file())
+        warnings = json.loads((newest / "report.json").read_text())["warnings"]
+        assert any("--insecure-host-keys" in w for w in warnings)
 
 
 def test_non_targets_fold_into_one_line_and_lines_stay_whole(lab: Any, ib8790: Any, tmp_path: Path,

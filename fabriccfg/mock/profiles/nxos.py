@@ -1,10 +1,20 @@
-"""Mock Cisco NX-OS (Nexus 9000) CLI for netmiko ``cisco_nxos``: checkpoints and rollback."""
+"""Mock Cisco NX-OS (Nexus 9000) CLI for netmiko ``cisco_nxos``: checkpoints, rollback, config sessions.
+
+Configuration sessions as Session Manager does them (Cisco Nexus 9000 NX-OS System Management
+Configuration Guide 10.5(x), "Configuring Session Manager"): ``configure session NAME`` records
+commands without touching the running config; ``verify`` checks them; ``commit`` applies them all at
+once (a failure leaves the running config as it was); ``abort`` discards them. A session outlives the
+SSH session that made it (the guide: sessions are lost only on a reload), so a dead client leaves a
+pending session and an untouched running config. Unlike the real switch, any valid line is accepted in
+a session (the guide limits Session Manager to ACL and QoS features).
+"""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
-from fabriccfg.mock.confmode import ConfNode, Grammar, ModalProfile, ModalSession, Mode, Rule
+from fabriccfg.mock.confmode import ConfigEditor, ConfNode, Grammar, ModalProfile, ModalSession, Mode, Rule
 from fabriccfg.mock.ssh import DeviceState
 
 _LIST = r"[\d,\- ]+?"
@@ -83,14 +93,33 @@ GRAMMAR = Grammar([CONFIG, IF, PMAP_NQOS, PMAP_C_NQOS, CMAP_QOS, CMAP_OTHER, PMA
 VERSION = "10.3(4a)"
 
 
+@dataclass
+class ConfigSession:
+    name: str
+    tree: ConfNode
+    """The running config as the session's lines would leave it (to validate lines as they come)."""
+    lines: list[str] = field(default_factory=list)
+    """The session's commands, replayed on the running config at commit."""
+    created: float = field(default_factory=time.time)
+
+
 class NxosSession(ModalSession):
     error_format = "                  ^\n% Invalid command at '^' marker."
     grammar = GRAMMAR
+
+    def __init__(self, dev: DeviceState) -> None:
+        super().__init__(dev)
+        self.session: ConfigSession | None = None
 
     @property
     def checkpoints(self) -> dict[str, ConfNode]:
         c: dict[str, ConfNode] = self.dev.extra["checkpoints"]
         return c
+
+    @property
+    def sessions(self) -> dict[str, ConfigSession]:
+        s: dict[str, ConfigSession] = self.dev.extra["sessions"]
+        return s
 
     def banner(self) -> str:
         return ("Cisco Nexus Operating System (NX-OS) Software\n"
@@ -100,7 +129,8 @@ class NxosSession(ModalSession):
         if self.editor is None:
             return f"{self.dev.name}#"
         label = self.editor.frame.label
-        return f"{self.dev.name}(config{'-' + label if label else ''})#"
+        base = "config-s" if self.session is not None else "config"
+        return f"{self.dev.name}({base}{'-' + label if label else ''})#"
 
     def show_running(self, tree: ConfNode | None = None, title: str = "running-config") -> str:
         tree = tree if tree is not None else self.dev.running
@@ -121,18 +151,60 @@ class NxosSession(ModalSession):
             return self.exec_enable(cmd, words)
         if cmd == "end":
             self.editor = None
+            self.session = None
             return ""
         if cmd == "exit":
             if not self.editor.exit():
                 self.editor = None
+                self.session = None
+            elif self.session is not None:
+                self.session.lines.append(cmd)
             return ""
+        if self.session is not None:
+            return self.session_command(self.session, cmd)
         return self.apply_config(cmd)
+
+    def session_command(self, s: ConfigSession, cmd: str) -> str:
+        if cmd == "verify":
+            return "Verification Successful"
+        if cmd == "commit":
+            target = self.dev.running.copy()
+            editor = ConfigEditor(self.grammar, target)
+            for line in s.lines:
+                if line == "exit":
+                    editor.exit()
+                elif editor.apply(line) == "invalid":  # cannot happen: lines were checked on entry
+                    return f"Commit Failed: {line}"
+            self.dev.running = target
+            self.sessions.pop(s.name, None)
+            self.editor, self.session = None, None
+            return "Commit Successful"
+        if cmd == "abort":
+            self.sessions.pop(s.name, None)
+            self.editor, self.session = None, None
+            return ""
+        out = self.apply_config(cmd)
+        if not out:
+            s.lines.append(cmd)
+        return out
 
     def show(self, cmd: str) -> str:
         if cmd in ("show running-config", "show running-config all"):
             return self.show_running()
         if cmd == "show startup-config":
             return self.show_running(self.dev.saved, "startup-config")
+        if cmd == "show configuration session summary":
+            lines = [f"{'Name':<32}{'Session Owner':<16}Creation Time", "-" * 68]
+            for sess in self.sessions.values():
+                lines.append(f"{sess.name:<32}{'admin':<16}{time.ctime(sess.created)}")
+            lines.append(f"Number of active configuration sessions = {len(self.sessions)}")
+            return "\n".join(lines) + "\n"
+        if cmd.startswith("show configuration session ") and len(cmd.split()) == 4:
+            found = self.sessions.get(cmd.split()[3])
+            if found is None:
+                return f"Session {cmd.split()[3]} does not exist"
+            return f"config session {found.name}\n" + "".join(f"{i}  {ln}\n"
+                                                              for i, ln in enumerate(found.lines, 1))
         if cmd == "show checkpoint summary":
             lines = ["User Checkpoint Summary", "-" * 60]
             for i, name in enumerate(self.checkpoints, 1):
@@ -152,6 +224,16 @@ class NxosSession(ModalSession):
         if cmd in ("configure terminal", "configure", "config t", "conf t"):
             self.enter_config()
             return "Enter configuration commands, one per line. End with CNTL/Z."
+        if words[:2] == ["configure", "session"] and len(words) == 3:
+            sess = self.sessions.get(words[2])
+            if sess is None:
+                if len(self.sessions) >= 32:  # the guide: up to 32 configuration sessions
+                    return "% Maximum number of configuration sessions reached"
+                sess = self.sessions[words[2]] = ConfigSession(words[2], self.dev.running.copy())
+            self.session = sess
+            self.enter_config(sess.tree)
+            return ("Config Session started, Session ID is 1\n"
+                    "Enter configuration commands, one per line. End with CNTL/Z.")
         if words[0] == "checkpoint" and len(words) == 2:
             if words[1] in self.checkpoints:
                 return f"Checkpoint name {words[1]} is already in use"
@@ -187,6 +269,7 @@ class NxosProfile(ModalProfile):
     def init_state(self, dev: DeviceState) -> None:
         super().init_state(dev)
         dev.extra["checkpoints"] = {}
+        dev.extra["sessions"] = {}
 
 
 PROFILE = NxosProfile()
