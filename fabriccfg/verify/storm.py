@@ -184,7 +184,7 @@ def describe(storm: Storm) -> str:
             + " -> ".join(storm.path))
 
 
-@analyzer("pfc_storm_origin")
+@analyzer("pfc_storm_origin", needs_rates=True)
 def pfc_storm_origin(check: Check, ctx: Context) -> list[Finding]:
     """One finding per storm origin, naming the origin and the hop-by-hop path."""
     threshold = float(check.params.get("paused_fraction", 0.05))
