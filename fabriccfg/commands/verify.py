@@ -170,11 +170,14 @@ def watch_cmd(  # noqa: PLR0917
     only: OnlyOpt = None,
     textfile: Annotated[Path | None, typer.Option("--textfile", help="Also write each round's Prometheus "
                                                   "text here (node_exporter textfile collector).")] = None,
+    damping: Annotated[str, typer.Option("--hysteresis", help="UP/DOWN: a finding's severity rises after "
+                                         "UP consistent rounds and falls (or clears) after DOWN; 1/1 "
+                                         "turns damping off.")] = "2/3",
 ) -> None:
     """Poll the fabric every --every, evaluate the checks each round, and export metrics and check
     states for Prometheus. --once runs a single round (rates against the --state-dir store)."""
+    from fabriccfg.verify import hysteresis, runner, watch
     from fabriccfg.verify import output as out_mod
-    from fabriccfg.verify import runner, watch
 
     if fmt not in out_mod.FORMATS:
         raise fail(f"--format {fmt!r}: choose one of {', '.join(out_mod.FORMATS)}")
@@ -182,13 +185,14 @@ def watch_cmd(  # noqa: PLR0917
         period = parse_duration(every)
         shard_t = runner.parse_shard(shard) if shard else None
         address = watch.parse_address(serve) if serve else None
+        damp = hysteresis.parse(damping)
     except ValueError as exc:
         raise fail(str(exc)) from None
     if period <= 0:
         raise fail("--every must be > 0")
     fabric, tgts, check_list = _setup(inventory, endpoints, checks, only)
     loop = watch.Watcher(fabric, tgts, check_list, runner.default_collector(), shard=shard_t,
-                         state_dir=state_dir, textfile=textfile)
+                         state_dir=state_dir, textfile=textfile, damping=damp)
     if once:
         try:
             report = loop.round()
