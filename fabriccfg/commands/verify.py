@@ -93,8 +93,9 @@ def _setup(inventory: Path, endpoints: Path | None, checks_dirs: list[Path] | No
 
 
 InventoryArg = Annotated[Path, typer.Argument(help="Inventory YAML file.", show_default=False)]
-EndpointsOpt = Annotated[Path | None, typer.Option("--endpoints", help="Endpoints file (mock fabric) instead "
-                                                   "of the inventory's management addresses.")]
+EndpointsOpt = Annotated[Path | None, typer.Option("--endpoints", envvar="FABRICCFG_ENDPOINTS",
+                                                   help="Endpoints file (mock fabric) instead of the "
+                                                   "inventory's management addresses.")]
 ChecksOpt = Annotated[list[Path] | None, typer.Option("--checks", help="Extra check directory (repeatable); "
                                                       "a check with a shipped id replaces it.")]
 OnlyOpt = Annotated[list[str] | None, typer.Option("--only", help="Run only this check id (repeatable).")]
