@@ -16,7 +16,10 @@ comparison is fair in that both serve the same metric families of the same round
 request stream; the machine is shared, so the idle baseline is measured in each run right before its
 load. Goals: 100 % answered, loaded rounds within 1.5x of idle, RSS after within 10 % of idle.
 
-    .venv/bin/python benchmarks/bench_scrape.py [--servers prebuilt,library] [--every 3] [--bursts 3]
+Sizes: ``lab`` is inventories/roce-lab.yaml (14 devices); a number is a generated RoCE fat tree with
+that many GPUs (``fabriccfg gen``; 128 GPUs = 28 devices). Per-device cost = idle round time / devices.
+
+    .venv/bin/python benchmarks/bench_scrape.py [--sizes lab,128] [--servers prebuilt,library] [--every 3]
 """
 
 from __future__ import annotations
@@ -38,20 +41,21 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fabriccfg.inventory import gen  # noqa: E402
 from fabriccfg.inventory.load import load_fabric  # noqa: E402
 
-INVENTORY = ROOT / "inventories" / "roce-lab.yaml"
+LAB = ROOT / "inventories" / "roce-lab.yaml"
 
 
 # --------------------------------------------------------------------------- the watch process (child)
-def child(server: str, endpoints: str, every: float) -> None:
+def child(server: str, inventory: str, endpoints: str, every: float) -> None:
     from prometheus_client import CollectorRegistry, start_http_server
 
     from fabriccfg.targets import load_endpoints
     from fabriccfg.verify import runner, watch
     from fabriccfg.verify.engine import load_checks
 
-    fabric = load_fabric(INVENTORY)
+    fabric = load_fabric(Path(inventory))
     checks = [c for c in load_checks() if c.id != "config-drift"]
     w = watch.Watcher(fabric, load_endpoints(Path(endpoints)), checks, runner.default_collector())
     if server == "prebuilt":
@@ -92,10 +96,10 @@ def scrape(port: int) -> bool:
 
 
 class Child:
-    def __init__(self, server: str, endpoints: Path, every: float) -> None:
+    def __init__(self, server: str, inventory: Path, endpoints: Path, every: float) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--child", server, "--endpoints", str(endpoints),
-             "--every", str(every)], stdout=subprocess.PIPE, text=True)
+            [sys.executable, __file__, "--child", server, "--inventory", str(inventory), "--endpoints",
+             str(endpoints), "--every", str(every)], stdout=subprocess.PIPE, text=True)
         self.rounds: list[dict[str, float]] = []
         self.port: int | None = None
         self.ready = threading.Event()
@@ -127,9 +131,9 @@ class Child:
             self.proc.wait(5)
 
 
-def measure(server: str, endpoints: Path, every: float, bursts: int, per_burst: int,
+def measure(server: str, inventory: Path, endpoints: Path, every: float, bursts: int, per_burst: int,
             concurrency: int) -> dict[str, Any]:
-    c = Child(server, endpoints, every)
+    c = Child(server, inventory, endpoints, every)
     try:
         if not c.ready.wait(60) or c.port is None:
             raise SystemExit(f"{server}: the watch child did not start")
@@ -167,34 +171,10 @@ def measure(server: str, endpoints: Path, every: float, bursts: int, per_burst: 
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--child", choices=("prebuilt", "library"))
-    ap.add_argument("--endpoints")
-    ap.add_argument("--servers", default="prebuilt,library")
-    ap.add_argument("--every", type=float, default=3.0, help="watch round period (s)")
-    ap.add_argument("--bursts", type=int, default=3)
-    ap.add_argument("--per-burst", type=int, default=300)
-    ap.add_argument("--concurrency", type=int, default=100)
-    args = ap.parse_args()
-    if args.child:
-        child(args.child, args.endpoints, args.every)
-        return
-    from fabriccfg.mock.fabric import MockFabric
-
-    fabric = load_fabric(INVENTORY)
-    devices = len(fabric.devices)
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp, MockFabric(fabric, workdir=Path(tmp), processes=2) as mock:
-        for server in args.servers.split(","):
-            rows.append(measure(server, mock.endpoints_file, args.every, args.bursts, args.per_burst,
-                                args.concurrency))
-    print(f"fabric {INVENTORY.name}: {devices} devices (mock on loopback, 2 worker processes); round every "
-          f"{args.every:g} s; {args.bursts} bursts x {args.per_burst} scrapes, {args.concurrency} at a time; "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    head = (f"{'server':9} {'answered':>13} {'idle round':>10} {'loaded':>8} {'max':>7} {'x idle':>6} "
-            f"{'ms/dev idle':>11} {'RSS idle':>8} {'peak':>7} {'after':>7} {'after/idle':>10} {'body':>8}")
-    print(head)
+def report(name: str, devices: int, rows: list[dict[str, Any]]) -> None:
+    print(f"\n{name}: {devices} devices")
+    print(f"{'server':9} {'answered':>13} {'idle round':>10} {'loaded':>8} {'max':>7} {'x idle':>6} "
+          f"{'ms/dev idle':>11} {'RSS idle':>8} {'peak':>7} {'after':>7} {'after/idle':>10} {'body':>8}")
     for r in rows:
         ratio = r["loaded_round_s"] / r["idle_round_s"]
         print(f"{r['server']:9} {r['answered']:>5}/{r['total']:<4} {100 * r['answered'] / r['total']:5.1f}% "
@@ -212,6 +192,39 @@ def main() -> None:
               r["rss_after_mib"] <= 1.1 * r["rss_idle_mib"])
         print(f"{r['server']}: goals answered 100 % {'met' if ok[0] else 'MISSED'}, round <= 1.5x idle "
               f"{'met' if ok[1] else 'MISSED'}, RSS back within 10 % {'met' if ok[2] else 'MISSED'}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--child", choices=("prebuilt", "library"))
+    ap.add_argument("--inventory")
+    ap.add_argument("--endpoints")
+    ap.add_argument("--sizes", default="lab,128", help="lab and/or GPU counts of generated RoCE fabrics")
+    ap.add_argument("--servers", default="prebuilt,library")
+    ap.add_argument("--every", type=float, default=3.0, help="watch round period (s)")
+    ap.add_argument("--bursts", type=int, default=3)
+    ap.add_argument("--per-burst", type=int, default=300)
+    ap.add_argument("--concurrency", type=int, default=100)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, args.inventory, args.endpoints, args.every)
+        return
+    from fabriccfg.mock.fabric import MockFabric
+
+    print(f"round every {args.every:g} s; {args.bursts} bursts x {args.per_burst} scrapes, "
+          f"{args.concurrency} at a time; mock on loopback in 2 worker processes; {os.cpu_count()} CPUs")
+    for size in args.sizes.split(","):
+        with tempfile.TemporaryDirectory() as tmp:
+            if size == "lab":
+                inventory, name = LAB, LAB.name
+            else:
+                inventory, name = Path(tmp) / "fabric.yaml", f"generated RoCE, {int(size)} GPUs"
+                inventory.write_text(gen.dump_yaml(gen.generate(int(size), "roce")))
+            fabric = load_fabric(inventory)
+            with MockFabric(fabric, workdir=Path(tmp) / "mock", processes=2) as mock:
+                rows = [measure(server, inventory, mock.endpoints_file, args.every, args.bursts,
+                                args.per_burst, args.concurrency) for server in args.servers.split(",")]
+        report(f"{name} (load average {os.getloadavg()[0]:.1f})", len(fabric.devices), rows)
 
 
 if __name__ == "__main__":

@@ -679,10 +679,10 @@ def has_baseline(ctx: Context) -> bool:
 def no_baseline_finding(check: Check, devices: Sequence[str], scopes: int, total: int) -> Finding:
     """The UNKNOWN finding of a rate check that could not compute its rates (first sample)."""
     devs = sorted(set(devices))
-    where_txt = f"{scopes} of {total} scope(s) on {len(devs)} device(s)" if total else "the fabric"
+    lack = (f"{scopes} of {total} scope(s) on {len(devs)} device(s) have no previous sample" if total
+            else "no previous snapshot exists")
     return Finding(check.id, "unknown", devs[0] if len(devs) == 1 else None, hint=NO_BASELINE_HINT,
-                   message=f"no baseline yet: {check.description or check.id} needs a rate and {where_txt} "
-                           "have no previous sample",
+                   message=f"no baseline yet: {check.description or check.id} needs a rate and {lack}",
                    details={"no_baseline": True, "devices": devs[:20]})
 
 
