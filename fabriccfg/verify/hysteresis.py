@@ -7,6 +7,10 @@ at that new severity; the shown severity follows only when the run reaches ``up`
 ``down`` rounds (better, including "gone"). Until then the last finding at the shown severity is
 reported again, with ``details.hysteresis`` saying what this round saw.
 
+With a state dir the tracks are saved after every round (``hysteresis-<scope>.json``, written
+atomically) and read back when they are less than an hour old, so `watch --once` from a timer is damped
+like the loop, and a restarted loop keeps its state.
+
 Not damped, on purpose: UNKNOWN findings (no data, no baseline yet, a device that did not answer say
 something about this round's data and pass through as they are), and the first verdict of a check that
 had none the round before (the first round, or the round after "no baseline yet"): there is no known
@@ -16,7 +20,11 @@ state to be consistent with, so a storm that runs when watch starts is reported 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from fabriccfg.verify.engine import RANK, CheckResult, CheckState, Finding, Report, Severity, worst
 
@@ -107,6 +115,41 @@ class Hysteresis:
             return None
         note = {"raw": sev, "rounds": t.count, "needed": need}
         return dataclasses.replace(t.finding, details={**t.finding.details, "hysteresis": note})
+
+
+def _finding(d: dict[str, Any]) -> Finding:
+    return Finding(d["check"], d["severity"], d.get("device"), d.get("port"), d.get("priority"),
+                   d.get("value"), d.get("threshold"), d.get("hint", ""), d.get("message", ""),
+                   d.get("origin"), list(d.get("path", [])), dict(d.get("details", {})))
+
+
+def save(h: Hysteresis, path: Path, now: float) -> None:
+    """Write the tracks atomically (a reader never sees half a file)."""
+    doc = {"saved": now, "up": h.up, "down": h.down, "known": sorted(h.known),
+           "tracks": [{"shown": t.shown, "pending": t.pending, "count": t.count,
+                       "finding": t.finding.to_dict() if t.finding else None, "id": list(key)}
+                      for key, t in h.tracks.items()]}
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc), encoding="utf-8")
+    tmp.replace(path)
+
+
+def load(h: Hysteresis, path: Path, now: float, max_age_s: float) -> bool:
+    """Restore saved tracks when the file is fresh and was written with the same UP/DOWN."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if not 0 <= now - float(doc["saved"]) <= max_age_s or (doc["up"], doc["down"]) != (h.up, h.down):
+            return False
+        tracks = {}
+        for row in doc["tracks"]:
+            c, d, p, pr = row["id"]
+            tracks[(c, d, p, pr)] = Track(row["shown"], _finding(row["finding"]) if row["finding"] else None,
+                                          row["pending"], int(row["count"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # missing or unreadable: start without history (nothing is hidden by that)
+    h.tracks = tracks
+    h.known = set(doc.get("known", []))
+    return True
 
 
 def _result(r: CheckResult, shown: list[Finding]) -> CheckResult:

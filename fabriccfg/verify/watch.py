@@ -87,7 +87,11 @@ class Watcher:
         key = f"watch-{shard[0]}-of-{shard[1]}" if shard else "watch"
         scope = f"{fabric.fabric.name}:{key}"
         self.store = PreviousRun(state_dir, scope=scope) if state_dir is not None else None
+        self.hysteresis_file = (state_dir / f"hysteresis-{_BAD.sub('_', scope)}.json"
+                                if state_dir is not None else None)
         self.hysteresis = hysteresis.Hysteresis(*damping)
+        if self.hysteresis_file is not None:
+            hysteresis.load(self.hysteresis, self.hysteresis_file, clock(), MAX_PREVIOUS_AGE_S)
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.last: Report | None = None
@@ -122,6 +126,8 @@ class Watcher:
         report = self.hysteresis.apply(evaluate(self.checks, ctx))
         if self.store is not None:
             self.store.save(snap)
+        if self.hysteresis_file is not None:
+            hysteresis.save(self.hysteresis, self.hysteresis_file, self.clock())
         report.elapsed_s = time.perf_counter() - t0
         with self.lock:
             self.last = report

@@ -64,6 +64,36 @@ def test_watchdog_finding_does_not_flap_on_a_steady_storm(roce, checks, step):
     assert changes(shown[1:]) <= 1 and shown[-1] == [("leaf-r0", "swp3", "critical")], shown
 
 
+def test_once_runs_share_damping_through_the_state_dir(roce, checks, tmp_path):
+    """`watch --once` from a timer: each round is a new process; the state dir carries the tracks."""
+    model = TrafficModel(roce, ["pause-storm:gpu03"], seed=0, t0=T0)
+    clock = {"t": T0 + 6.0}
+
+    def collect(_fabric, _targets):
+        clock["t"] += 2.0
+        return snapshot(model, clock["t"])
+
+    def once(damping):
+        w = watch.Watcher(roce, {n: None for n in roce.devices}, checks, collect,
+                          state_dir=tmp_path / damping.replace("/", "-"), clock=lambda: clock["t"],
+                          damping=hysteresis.parse(damping))
+        try:
+            return _wd(w.round())
+        finally:
+            w.close()
+
+    raw, shown = [], []
+    for _ in range(6):
+        t = clock["t"]
+        raw.append(once("1/1"))
+        clock["t"] = t  # the damped run sees the same instant
+        shown.append(once("2/3"))
+    assert raw[0] == [] and len({tuple(x) for x in raw[1:]}) > 1, raw  # no baseline, then a flap
+    assert shown[1:] == [shown[1]] * 5 and shown[1][0][:2] == ("leaf-r0", "swp3"), shown
+    assert sorted(p.name for p in (tmp_path / "2-3").iterdir() if p.suffix == ".json") == [
+        "hysteresis-roce_lab_watch.json"]
+
+
 def test_storm_path_is_the_same_every_round(roce, checks):
     w = _watch(roce, checks, ["pause-storm:gpu03"], (2, 3), jitter=0.08)
     paths = []
