@@ -93,8 +93,9 @@ def _setup(inventory: Path, endpoints: Path | None, checks_dirs: list[Path] | No
 
 
 InventoryArg = Annotated[Path, typer.Argument(help="Inventory YAML file.", show_default=False)]
-EndpointsOpt = Annotated[Path | None, typer.Option("--endpoints", help="Endpoints file (mock fabric) instead "
-                                                   "of the inventory's management addresses.")]
+EndpointsOpt = Annotated[Path | None, typer.Option("--endpoints", envvar="FABRICCFG_ENDPOINTS",
+                                                   help="Endpoints file (mock fabric) instead of the "
+                                                   "inventory's management addresses.")]
 ChecksOpt = Annotated[list[Path] | None, typer.Option("--checks", help="Extra check directory (repeatable); "
                                                       "a check with a shipped id replaces it.")]
 OnlyOpt = Annotated[list[str] | None, typer.Option("--only", help="Run only this check id (repeatable).")]
@@ -170,11 +171,14 @@ def watch_cmd(  # noqa: PLR0917
     only: OnlyOpt = None,
     textfile: Annotated[Path | None, typer.Option("--textfile", help="Also write each round's Prometheus "
                                                   "text here (node_exporter textfile collector).")] = None,
+    damping: Annotated[str, typer.Option("--hysteresis", help="UP/DOWN: a finding's severity rises after "
+                                         "UP consistent rounds and falls (or clears) after DOWN; 1/1 "
+                                         "turns damping off.")] = "2/3",
 ) -> None:
     """Poll the fabric every --every, evaluate the checks each round, and export metrics and check
     states for Prometheus. --once runs a single round (rates against the --state-dir store)."""
+    from fabriccfg.verify import hysteresis, runner, watch
     from fabriccfg.verify import output as out_mod
-    from fabriccfg.verify import runner, watch
 
     if fmt not in out_mod.FORMATS:
         raise fail(f"--format {fmt!r}: choose one of {', '.join(out_mod.FORMATS)}")
@@ -182,13 +186,14 @@ def watch_cmd(  # noqa: PLR0917
         period = parse_duration(every)
         shard_t = runner.parse_shard(shard) if shard else None
         address = watch.parse_address(serve) if serve else None
+        damp = hysteresis.parse(damping)
     except ValueError as exc:
         raise fail(str(exc)) from None
     if period <= 0:
         raise fail("--every must be > 0")
     fabric, tgts, check_list = _setup(inventory, endpoints, checks, only)
     loop = watch.Watcher(fabric, tgts, check_list, runner.default_collector(), shard=shard_t,
-                         state_dir=state_dir, textfile=textfile)
+                         state_dir=state_dir, textfile=textfile, damping=damp)
     if once:
         try:
             report = loop.round()

@@ -477,6 +477,8 @@ class _ScopeSource(ex.MetricSource):
         self.port = port
         self.priority = priority
         self.saturated: set[str] = set()
+        self.unbased: set[str] = set()
+        """Counters read here that have no previous sample (no baseline for a rate yet)."""
 
     def _matching(self, name: str, overrides: Mapping[str, str]) -> list[Sample]:
         rows = self.point.by_port.get((self.device, self.port, name), [])
@@ -510,6 +512,8 @@ class _ScopeSource(ex.MetricSource):
             if r is None or r.value_per_s is None:
                 if r is not None and r.status == "saturated":
                     self.saturated.add(name)
+                if r is not None and r.status == "first":
+                    self.unbased.add(name)
                 return None
             if func == "delta":
                 total += r.delta if r.delta is not None else 0
@@ -579,7 +583,11 @@ def _scope_priority(check: Check, ctx: Context, device: str) -> int | None:
 
 
 def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -> Finding | str | None:
-    """A finding, None (fine), or "nodata"."""
+    """A finding, None (fine), "nodata", or "nobaseline" (a rate is needed and no previous sample exists).
+
+    A scope whose outcome depends on a rate that has no baseline yet is never OK: a first sample
+    cannot show a pause storm, so calling it OK would be a lie (it becomes UNKNOWN in :func:`run_check`).
+    """
     priority = _scope_priority(check, ctx, device)
     if check.scope.priority == "lossless" and priority is None:
         return "nodata"
@@ -591,6 +599,7 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
                kind=ctx.kind(device), platform=dev.platform if dev else None)
     levels: list[tuple[str, Any, str | None]] = []
     saturated: set[str] = set()
+    unbased = False
     assert check.value is not None
     for pt in ctx.points:
         src = _ScopeSource(pt, device, port, priority)
@@ -601,6 +610,11 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
         crit = check.crit.expr.evaluate(env, src) if check.crit is not None and guard else None
         warn = check.warn.expr.evaluate(env, src) if check.warn is not None and guard else None
         saturated |= src.saturated
+        if src.unbased and not (guard and (crit or warn)):
+            # A counter read here has no previous sample: whatever did not fire was decided without
+            # its rate (or from a coalesce() fallback), so this point has no verdict, never "ok".
+            unbased = True
+            continue
         if guard is None:
             continue
         if not guard:
@@ -618,7 +632,7 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
             return Finding(check.id, "unknown", device, port, priority, None, None,
                            "Clear the saturated counter (perfquery -R) so rates can be computed again.",
                            f"counter(s) {', '.join(sorted(saturated))} saturated at their maximum: no rate")
-        return "nodata"
+        return "nobaseline" if unbased else "nodata"
     window = levels[-min(check.for_points, len(levels)):]
     level = min(window, key=lambda lv: _LEVEL_RANK[lv[0]])[0]
     if level == "ok":
@@ -638,16 +652,38 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
 # --------------------------------------------------------------------------- analyzers
 Analyzer = Callable[[Check, Context], "list[Finding] | CheckResult"]
 ANALYZERS: dict[str, Analyzer] = {}
+RATE_ANALYZERS: set[str] = set()
+"""Analyzers that read counter rates: UNKNOWN ("no baseline yet") while no point has a previous sample."""
+
+NO_BASELINE_HINT = ("Rates need a previous sample: the next watch round, verify --samples 2, or a "
+                    "--state-dir that keeps the previous run's snapshot gives one.")
 
 
-def analyzer(name: str) -> Callable[[Analyzer], Analyzer]:
+def analyzer(name: str, *, needs_rates: bool = False) -> Callable[[Analyzer], Analyzer]:
     """Register a code check under ``name`` (referenced from a check file's ``analyzer:``)."""
 
     def deco(fn: Analyzer) -> Analyzer:
         ANALYZERS[name] = fn
+        if needs_rates:
+            RATE_ANALYZERS.add(name)
         return fn
 
     return deco
+
+
+def has_baseline(ctx: Context) -> bool:
+    """Some evaluation point has a previous snapshot to compute rates against."""
+    return any(p.interval_s is not None for p in ctx.points)
+
+
+def no_baseline_finding(check: Check, devices: Sequence[str], scopes: int, total: int) -> Finding:
+    """The UNKNOWN finding of a rate check that could not compute its rates (first sample)."""
+    devs = sorted(set(devices))
+    lack = (f"{scopes} of {total} scope(s) on {len(devs)} device(s) have no previous sample" if total
+            else "no previous snapshot exists")
+    return Finding(check.id, "unknown", devs[0] if len(devs) == 1 else None, hint=NO_BASELINE_HINT,
+                   message=f"no baseline yet: {check.description or check.id} needs a rate and {lack}",
+                   details={"no_baseline": True, "devices": devs[:20]})
 
 
 def run_check(check: Check, ctx: Context) -> CheckResult:
@@ -659,27 +695,38 @@ def run_check(check: Check, ctx: Context) -> CheckResult:
                                f"{type(exc).__name__}: {exc}")
         if isinstance(out, CheckResult):
             return out
+        if check.analyzer in RATE_ANALYZERS and not has_baseline(ctx) \
+                and not any(f.severity in ("warning", "critical") for f in out):
+            nb = no_baseline_finding(check, [], 0, 0)
+            return CheckResult(check.id, "unknown", scopes=1, message=nb.message, findings=[*out, nb])
         state: CheckState = worst(f.severity for f in out) if out else "ok"
         return CheckResult(check.id, state, scopes=1, findings=out)
     findings: list[Finding] = []
     passed: list[str] = []
     scopes = scopes_of(check, ctx)
     nodata = 0
+    unbased: list[tuple[str, str | None]] = []
     for device, port in scopes:
         r = _evaluate_scope(check, ctx, device, port)
         if r == "nodata":
             nodata += 1
+        elif r == "nobaseline":
+            unbased.append((device, port))
         elif isinstance(r, Finding):
             findings.append(r)
         else:
             passed.append(where(device, port, _scope_priority(check, ctx, device)))
     if not scopes:
         return CheckResult(check.id, "skipped", message="no matching telemetry in scope")
+    if unbased:
+        findings.append(no_baseline_finding(check, [d for d, _ in unbased], len(unbased), len(scopes)))
     if nodata == len(scopes) and not findings:
         return CheckResult(check.id, "skipped", scopes=len(scopes), nodata=nodata,
                            message="no data (rates need two samples: --samples 2 or a --state-dir)")
     state = worst(f.severity for f in findings) if findings else "ok"
-    return CheckResult(check.id, state, scopes=len(scopes), nodata=nodata, findings=findings, passed=passed)
+    message = findings[-1].message if unbased and state == "unknown" else ""
+    return CheckResult(check.id, state, scopes=len(scopes), nodata=nodata, message=message, findings=findings,
+                       passed=passed)
 
 
 def evaluate(checks: Sequence[Check], ctx: Context) -> Report:

@@ -16,12 +16,17 @@ maximal pause frame stops a link (65535 quanta x 512 bit times) over the link sp
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from fabriccfg.verify.engine import Check, Context, Finding, analyzer
 
 PAUSE_BITS_PER_FRAME = 65535 * 512
 """Bit times one PFC frame with the maximal pause quanta stops the link for."""
+SAME_FRACTION = 0.1
+"""Paused shares closer than this (share of time) count as equal when choosing the next hop: polling
+jitter moves them by a few percent from round to round, and the path must not follow that noise."""
+_DIGITS = re.compile(r"(\d+)")
 
 
 @dataclass
@@ -33,6 +38,21 @@ class PausedPort:
     onset: int
     """Index of the first sample point of the trailing run of paused points (lower = earlier)."""
     tx_pause_per_s: float | None = None
+
+
+def _natural(port: str) -> tuple[tuple[int, str], ...]:
+    """'swp9' before 'swp10', 'Ethernet1/2' before 'Ethernet1/10'."""
+    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in _DIGITS.split(port) if p)
+
+
+def next_hop(candidates: list[PausedPort]) -> PausedPort:
+    """The paused port a switch's pause comes from: earliest onset, then the most paused, where shares
+    within :data:`SAME_FRACTION` of the most paused tie and the lowest port name wins (deterministic,
+    so a steady storm gives the same path every round)."""
+    onset = min(p.onset for p in candidates)
+    early = [p for p in candidates if p.onset == onset]
+    top = max(p.fraction for p in early)
+    return min((p for p in early if p.fraction >= top - SAME_FRACTION), key=lambda p: _natural(p.port))
 
 
 @dataclass
@@ -153,7 +173,7 @@ def trace(ctx: Context, paused: dict[tuple[str, str], PausedPort]) -> list[Storm
                 else:
                     origin = (pdev, pport, "switch")
                 break
-            cur = min(nxt, key=lambda p: (p.onset, -p.fraction, p.port))
+            cur = next_hop(nxt)
         assert origin is not None
         path = list(reversed(chain))
         key = "loop:" + ",".join(members) if origin[2] == "loop" else f"{origin[0]}:{origin[1]}"
@@ -184,7 +204,7 @@ def describe(storm: Storm) -> str:
             + " -> ".join(storm.path))
 
 
-@analyzer("pfc_storm_origin")
+@analyzer("pfc_storm_origin", needs_rates=True)
 def pfc_storm_origin(check: Check, ctx: Context) -> list[Finding]:
     """One finding per storm origin, naming the origin and the hop-by-hop path."""
     threshold = float(check.params.get("paused_fraction", 0.05))

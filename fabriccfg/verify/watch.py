@@ -5,6 +5,10 @@ Each round takes one snapshot of this shard's devices, computes rates against th
 the checks and publishes the result through a custom collector on its own registry: per-port rates
 (``fabriccfg_<metric>_per_second``), gauges and states, check states and findings. Prometheus does the
 aggregation across shards (``--shard i/n`` splits devices by a stable hash of their name).
+
+The exposition is rendered once per round, at the end of the round, and scrapes are served from those
+bytes (:mod:`fabriccfg.verify.scrape`): a scrape never renders, never waits for a round, and a round
+never waits for scrapes.
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry.model import COUNTER_KINDS, Snapshot
-from fabriccfg.verify import output
+from fabriccfg.verify import hysteresis, output, scrape
 from fabriccfg.verify.engine import EXIT_CODES, Check, Context, Point, Report, build_points, evaluate
 from fabriccfg.verify.runner import MAX_PREVIOUS_AGE_S, Collector, PreviousRun, in_shard
 
@@ -65,7 +72,8 @@ class Watcher:
 
     def __init__(self, fabric: Fabric, targets: dict[str, Endpoint], checks: Sequence[Check],
                  collector: Collector, *, shard: tuple[int, int] | None = None, state_dir: Path | None = None,
-                 textfile: Path | None = None, clock: Callable[[], float] = time.time) -> None:
+                 textfile: Path | None = None, clock: Callable[[], float] = time.time,
+                 damping: tuple[int, int] = (hysteresis.DEFAULT_UP, hysteresis.DEFAULT_DOWN)) -> None:
         self.fabric = fabric
         self.targets = {n: e for n, e in targets.items() if in_shard(n, shard)}
         self.checks = list(checks)
@@ -79,6 +87,11 @@ class Watcher:
         key = f"watch-{shard[0]}-of-{shard[1]}" if shard else "watch"
         scope = f"{fabric.fabric.name}:{key}"
         self.store = PreviousRun(state_dir, scope=scope) if state_dir is not None else None
+        self.hysteresis_file = (state_dir / f"hysteresis-{_BAD.sub('_', scope)}.json"
+                                if state_dir is not None else None)
+        self.hysteresis = hysteresis.Hysteresis(*damping)
+        if self.hysteresis_file is not None:
+            hysteresis.load(self.hysteresis, self.hysteresis_file, clock(), MAX_PREVIOUS_AGE_S)
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.last: Report | None = None
@@ -86,6 +99,16 @@ class Watcher:
         self.rounds = 0
         self.round_ts = 0.0
         self.round_s = 0.0
+        self._registry: CollectorRegistry | None = None
+        self.exposition = scrape.Exposition.of(b"")
+        self.publish()
+
+    def publish(self) -> None:
+        """Render the exposition of the latest round once; scrapes send these bytes until the next."""
+        if self._registry is None:
+            self._registry = CollectorRegistry(auto_describe=False)
+            self._registry.register(FabricCollector(self))
+        self.exposition = scrape.Exposition.of(generate_latest(self._registry))
 
     def round(self) -> Report:
         t0 = time.perf_counter()
@@ -100,9 +123,11 @@ class Watcher:
             self.points.append(build_points([snap])[0])
         self.snaps.append(snap)
         ctx = Context(self.fabric, list(self.snaps), points=list(self.points))
-        report = evaluate(self.checks, ctx)
+        report = self.hysteresis.apply(evaluate(self.checks, ctx))
         if self.store is not None:
             self.store.save(snap)
+        if self.hysteresis_file is not None:
+            hysteresis.save(self.hysteresis, self.hysteresis_file, self.clock())
         report.elapsed_s = time.perf_counter() - t0
         with self.lock:
             self.last = report
@@ -110,6 +135,7 @@ class Watcher:
             self.rounds += 1
             self.round_ts = self.clock()
             self.round_s = report.elapsed_s
+        self.publish()
         if self.textfile is not None:
             tmp = self.textfile.with_name(self.textfile.name + f".{os.getpid()}.tmp")
             tmp.write_text(output.to_prometheus(report), encoding="utf-8")
@@ -128,6 +154,7 @@ class Watcher:
                 report = Report("unknown", [], [], errors={"watch": [f"{type(exc).__name__}: {exc}"]})
                 with self.lock:
                     self.last = report
+                self.publish()
             if on_round is not None:
                 on_round(report)
             k += 1
@@ -200,8 +227,6 @@ class FabricCollector:
         return fams
 
     def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-
         for fam in self.families():
             cls = CounterMetricFamily if fam.kind == "counter" else GaugeMetricFamily
             name = fam.name.removesuffix("_total") if fam.kind == "counter" else fam.name
@@ -259,26 +284,6 @@ def _sample_families(point: Point) -> list[MetricFamilyRows]:
     return list(by_name.values())
 
 
-class Server:
-    def __init__(self, httpd: Any, thread: threading.Thread) -> None:
-        self.httpd = httpd
-        self.thread = thread
-
-    @property
-    def address(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"{host}:{port}"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def serve(watcher: Watcher, address: tuple[str, int]) -> Server:
-    """Serve ``/metrics`` from a registry holding only the fabric collector."""
-    from prometheus_client import CollectorRegistry, start_http_server
-
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(FabricCollector(watcher))
-    httpd, thread = start_http_server(address[1], addr=address[0], registry=registry)
-    return Server(httpd, thread)
+def serve(watcher: Watcher, address: tuple[str, int], *, workers: int = 4) -> scrape.Server:
+    """Serve ``/metrics``: the watcher's latest pre-rendered exposition (:mod:`fabriccfg.verify.scrape`)."""
+    return scrape.start(address, lambda: watcher.exposition, workers=workers)

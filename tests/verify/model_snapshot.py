@@ -59,7 +59,15 @@ def snapshot(model: TrafficModel, t: float) -> Snapshot:
         snap.uptime[dev_name] = int(state["sys_uptime_ticks"])
         snap.device_ts[dev_name] = t
         for port in model.ports(dev_name):
-            for name, value in model.port_counters(dev_name, port, t).items():
+            counters = model.port_counters(dev_name, port, t)
+            p = model.lossless_prio
+            if not ib and isinstance(dev, Switch) and f"pfcwd_storm_detected.{p}" in counters:
+                # the watchdog's queue state as the switches show it (mock/cli_telemetry.py: stormed
+                # while more storms were detected than restored)
+                det, res = counters[f"pfcwd_storm_detected.{p}"], counters.get(f"pfcwd_storm_restored.{p}", 0)
+                status = "stormed" if det > res else "operational"
+                snap.add(Sample(dev_name, port, "pfcwd_status", labels(prio=p), status, "state"))
+            for name, value in counters.items():
                 if name.startswith(SKIP_PREFIX):
                     continue
                 metric, _, idx = name.partition(".")

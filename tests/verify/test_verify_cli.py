@@ -109,9 +109,12 @@ def test_bad_user_check_exit_3(fake, tmp_path):
 def test_watch_once(fake):
     fake.add_rate("leaf-r2", "Ethernet3/1", "tc_no_buffer_discard", 40, tc=3)
     r = invoke("watch", ROCE, "--once", "--format", "json")
-    # one round without a store: rates need a previous round, so only state checks ran
-    assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["points"] == 1
+    # one round without a store: rate checks have no baseline, so the round is UNKNOWN, never OK
+    assert r.exit_code == 3, r.output
+    doc = json.loads(r.output)
+    assert doc["points"] == 1 and doc["status"] == "UNKNOWN"
+    drops = [f for f in doc["findings"] if f["check"] == "lossless-queue-drops"]
+    assert drops and drops[0]["severity"] == "unknown" and "no baseline yet" in drops[0]["message"]
 
 
 def test_state_dir_gives_rates_to_single_sample_runs(fake, tmp_path):
@@ -121,8 +124,10 @@ def test_state_dir_gives_rates_to_single_sample_runs(fake, tmp_path):
     fake.add_rate("leaf-r2", "Ethernet3/1", "tc_no_buffer_discard", 40, tc=3)
     state = str(tmp_path / "state")
     first = invoke("verify", ROCE, "--samples", "1", "--state-dir", state, "--format", "json")
-    assert first.exit_code == 0, first.output  # nothing to compare with yet
-    assert json.loads(first.output)["points"] == 1
+    assert first.exit_code == 3, first.output  # nothing to compare with yet: UNKNOWN, not OK
+    doc = json.loads(first.output)
+    assert doc["points"] == 1 and doc["status"] == "UNKNOWN"
+    assert {f["severity"] for f in doc["findings"]} == {"unknown"}
     second = invoke("verify", ROCE, "--samples", "1", "--state-dir", state, "--format", "json")
     assert second.exit_code == 2, second.output
     doc = json.loads(second.output)

@@ -189,3 +189,58 @@ def test_live_ib_link_flap(ib, ib_mock, live_checks):
         "ib-leaf-r0",
         "1/2",
     ) in got, got
+
+
+def _single_sample(mock, state_dir, command: str = "verify") -> tuple[int, dict]:
+    inventory = str(ROOT / "inventories" / "roce-lab.yaml")
+    once = ["--samples", "1"] if command == "verify" else ["--once"]
+    r = CliRunner().invoke(
+        app,
+        [command, inventory, "--endpoints", str(mock.endpoints_file), *once, "--state-dir", str(state_dir),
+         "--format", "json"],
+    )
+    return r.exit_code, json.loads(r.stdout)
+
+
+NEEDS_NO_RATE = ("eth-cabling",)
+"""Shipped RoCE checks that decide from one sample (LLDP). link-state-speed also reads the flap counter:
+a port that is down is CRITICAL at once, but "up and not flapping" needs a rate."""
+
+
+def test_first_single_sample_run_is_unknown_never_ok(roce_mock, tmp_path):
+    """Issue 10 §4: `verify --samples 1` with an empty store said OK while a pause storm ran."""
+    # healthy fabric: first run UNKNOWN "no baseline yet", the next one (rates from the store) OK
+    code, doc = _single_sample(roce_mock, tmp_path / "healthy")
+    assert code == 3 and doc["status"] == "UNKNOWN", doc
+    assert doc["findings"] and all(
+        f["severity"] == "unknown" and f["message"].startswith("no baseline yet") for f in doc["findings"]
+    ), doc["findings"]
+    states = {c["check"]: c["state"] for c in doc["checks"]}
+    assert states["pfc-pause-storm"] == states["pfc-storm-origin"] == "unknown", states
+    assert all(states[c] == "ok" for c in NEEDS_NO_RATE), states
+    code, doc = _single_sample(roce_mock, tmp_path / "healthy")
+    assert code == 0 and doc["status"] == "OK" and doc["findings"] == [], doc["findings"]
+
+    # the issue's case: a pause storm runs and the store is empty (verify --samples 1, and the
+    # first round of watch)
+    roce_mock.inject("pause-storm:gpu05")
+    try:
+        for command in ("watch", "verify"):
+            code, doc = _single_sample(roce_mock, tmp_path / "storm", command)
+            by_check = {c["check"]: c for c in doc["checks"]}
+            for cid in ("pfc-pause-storm", "pfc-storm-origin"):
+                assert by_check[cid]["state"] == "unknown", (command, by_check[cid])
+                assert by_check[cid]["message"].startswith("no baseline yet"), (command, by_check[cid])
+            # only a check that needs no rate may raise it above UNKNOWN: the watchdog's "queue still
+            # stormed" state (the mock's watchdog is stormed for 0.4 s of every 0.6 s cycle)
+            loud = [f for f in doc["findings"] if f["severity"] in ("warning", "critical")]
+            assert all(f["check"] == "pfc-watchdog-fired" and f["threshold"] == "queue still stormed"
+                       for f in loud), (command, loud)
+            assert code == (2 if loud else 3) and doc["status"] != "OK", (command, doc)
+        code, doc = _single_sample(roce_mock, tmp_path / "storm")  # now with a baseline
+    finally:
+        roce_mock.clear_scenarios()
+    assert code == 2, doc
+    origin = [f for f in doc["findings"] if f["check"] == "pfc-storm-origin"]
+    assert [f["origin"] for f in origin] == ["gpu05:mlx5_0"], doc["findings"]
+    assert not any(f["message"].startswith("no baseline yet") for f in doc["findings"]), doc["findings"]

@@ -31,11 +31,26 @@ def test_healthy_ib_has_no_findings(ib, checks):
     assert states["ib-cabling"] == "ok" and states["sm-health"] == "ok" and states["sharp-health"] == "ok"
 
 
-def test_single_snapshot_only_state_checks(roce, checks):
+def test_single_snapshot_rate_checks_are_unknown_no_baseline(roce, checks):
+    """One snapshot on a healthy fabric: state checks are OK, rate checks UNKNOWN "no baseline yet"."""
     report = run(Synth(roce), checks, times=(10.0,))
-    assert report.status == "ok"
-    storm = next(r for r in report.results if r.check == "pfc-pause-storm")
-    assert storm.state == "skipped" and "two samples" in storm.message
+    assert report.status == "unknown" and report.exit_code == 3
+    states = {r.check: r for r in report.results}
+    for cid in ("pfc-pause-storm", "pfc-storm-origin", "ecn-congestion", "lossless-queue-drops"):
+        assert states[cid].state == "unknown" and "no baseline yet" in states[cid].message, cid
+    assert states["link-state-speed"].state == "ok" and states["eth-cabling"].state == "ok"
+    assert {f.severity for f in report.findings} == {"unknown"}
+    assert all("no baseline yet" in f.message for f in report.findings)
+
+
+def test_single_snapshot_state_finding_outranks_no_baseline(roce, checks):
+    """A check that needs no rate still decides the status when it finds something."""
+    s = Synth(roce)
+    s.set_state("leaf-r0", "swp29", "oper_status", "down")
+    report = run(s, checks, times=(10.0,))
+    assert report.status == "critical" and report.exit_code == 2
+    assert ("link-state-speed", "critical") in {(f.check, f.severity) for f in report.findings}
+    assert any(f.severity == "unknown" and "no baseline yet" in f.message for f in report.findings)
 
 
 def test_congestion(roce, checks):

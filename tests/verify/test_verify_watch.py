@@ -93,3 +93,102 @@ def test_exporter_states_and_duplicates(ib, checks):
     assert {(s.labels["device"], s.labels["state"]) for s in sm} == {("sm1", "master"), ("sm2", "standby")}
     assert len(sm) == 2
     assert fams["fabriccfg_port_xmit_wait_per_second"].samples
+
+
+def _get(address: str, path: str = "/metrics", gzip_ok: bool = False) -> tuple[int, bytes, dict]:
+    import urllib.error
+
+    req = urllib.request.Request(f"http://{address}{path}",
+                                 headers={"Accept-Encoding": "gzip"} if gzip_ok else {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read(), dict(r.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, b"", dict(exc.headers)
+
+
+def test_scrapes_are_served_from_the_round_bytes(roce, checks, monkeypatch):
+    """The exposition is rendered once per round; scrapes (plain, gzip, HEAD) only send those bytes."""
+    import gzip
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    renders = []
+    inner = watch.FabricCollector.families
+
+    def counting(self):
+        renders.append(threading.current_thread().name)
+        return inner(self)
+
+    monkeypatch.setattr(watch.FabricCollector, "families", counting)
+    synth = Synth(roce)
+    w = watch.Watcher(roce, {n: None for n in roce.devices}, checks, _collector(synth))  # type: ignore[arg-type]
+    server = watch.serve(w, ("127.0.0.1", 0), workers=3)
+    try:
+        w.run(0.01, rounds=2)
+        assert len(renders) == 3  # at start (empty) and after each round, on the round's thread
+        with ThreadPoolExecutor(40) as pool:
+            got = list(pool.map(lambda i: _get(server.address, gzip_ok=bool(i % 2)), range(200)))
+        scrape_threads = {t.name for t in threading.enumerate() if t.name.startswith("scrape")}
+    finally:
+        w.close()
+        server.close()
+    assert len(renders) == 3, "a scrape rendered the exposition"
+    assert all(code == 200 for code, _, _ in got)
+    plain = {body for code, body, h in got if "Content-Encoding" not in h}
+    zipped = {gzip.decompress(body) for code, body, h in got if h.get("Content-Encoding") == "gzip"}
+    assert plain == zipped == {w.exposition.body}
+    fams = {f.name for f in text_string_to_metric_families(w.exposition.body.decode())}
+    assert {"fabriccfg_verify_status", "fabriccfg_finding", "fabriccfg_watch_rounds"} <= fams
+    assert len(scrape_threads - {"scrape-accept"}) <= 3  # the pool's workers, never one per scrape
+
+
+def test_scrape_paths_and_head(roce, checks):
+    w = watch.Watcher(roce, {}, checks, _collector(Synth(roce)))  # type: ignore[arg-type]
+    server = watch.serve(w, ("127.0.0.1", 0))
+    try:
+        assert _get(server.address, "/nothing")[0] == 404
+        head = urllib.request.urlopen(urllib.request.Request(f"http://{server.address}/metrics",
+                                                             method="HEAD"), timeout=10)
+        assert head.status == 200 and head.read() == b""
+        assert int(head.headers["Content-Length"]) == len(w.exposition.body)
+        assert head.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    finally:
+        w.close()
+        server.close()
+
+
+def test_scrape_never_waits_for_a_round(roce, checks):
+    """A round stuck in collection (a slow device) does not stall scrapes, and scrapes never block it."""
+    import threading
+    import time
+
+    synth = Synth(roce)
+    inner = _collector(synth)
+    entered, release = threading.Event(), threading.Event()
+    calls = {"n": 0}
+
+    def slow(fabric, targets):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            entered.set()
+            assert release.wait(30)
+        return inner(fabric, targets)
+
+    w = watch.Watcher(roce, {n: None for n in roce.devices}, checks, slow)  # type: ignore[arg-type]
+    server = watch.serve(w, ("127.0.0.1", 0))
+    loop = threading.Thread(target=w.run, args=(0.01,), kwargs={"rounds": 3})
+    loop.start()
+    try:
+        assert entered.wait(30)
+        t0 = time.monotonic()
+        code, body, _ = _get(server.address)
+        assert code == 200 and time.monotonic() - t0 < 5
+        fams = {f.name: f for f in text_string_to_metric_families(body.decode())}
+        assert fams["fabriccfg_watch_rounds"].samples[0].value == 1  # the last finished round
+    finally:
+        release.set()
+        loop.join(30)
+        w.close()
+        server.close()
+    assert w.rounds == 3
