@@ -4,7 +4,8 @@ Each round takes one snapshot of this shard's devices, computes rates against th
 (kept in memory; the SQLite store with ``--state-dir`` survives restarts and serves ``--once``), runs
 the checks and publishes the result through a custom collector on its own registry: per-port rates
 (``fabriccfg_<metric>_per_second``), gauges and states, check states and findings. Prometheus does the
-aggregation across shards (``--shard i/n`` splits devices by a stable hash of their name).
+aggregation across shards (``--shard i/n`` splits devices by a stable hash of their name; each shard
+plans, polls, checks and reports only its devices, see :mod:`fabriccfg.telemetry.shard`).
 
 The exposition is rendered once per round, at the end of the round, and scrapes are served from those
 bytes (:mod:`fabriccfg.verify.scrape`): a scrape never renders, never waits for a round, and a round
@@ -122,7 +123,7 @@ class Watcher:
         else:
             self.points.append(build_points([snap])[0])
         self.snaps.append(snap)
-        ctx = Context(self.fabric, list(self.snaps), points=list(self.points))
+        ctx = Context(self.fabric, list(self.snaps), points=list(self.points), options={"shard": self.shard})
         report = self.hysteresis.apply(evaluate(self.checks, ctx))
         if self.store is not None:
             self.store.save(snap)
