@@ -14,6 +14,7 @@ from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint, SnmpAccess
 from fabriccfg.telemetry.collect import Collector, collect, plan
 from fabriccfg.telemetry.counters import compute_rates
+from fabriccfg.telemetry.shard import shard_of
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -99,6 +100,24 @@ def test_plan_runs_fabric_tools_on_the_preferred_sm_only(ib_fabric: Fabric) -> N
     assert "ibnetdiscover" not in lines["sm2"] and "sminfo" in lines["sm2"]
     assert lines["gpu01"] == ["perfquery -x"]  # ethtool is for RoCE hosts
     assert not any(name.startswith("ib-") for name in lines)  # unmanaged switches: read in-band
+
+
+def test_shards_together_plan_what_one_unsharded_round_plans(ib_fabric: Fabric, roce_fabric: Fabric) -> None:
+    """`watch --shard I/N`: each shard gets its devices' targets only, reports no "no endpoint" error for
+    the others, and the shards' plans add up to the unsharded plan (fabric-wide IB tools run once)."""
+    for fabric in (ib_fabric, roce_fabric):
+        eps = _endpoints(fabric)
+        whole = plan(fabric, eps)
+        want = sorted((job.endpoint.name, line) for job in whole.cli for line, _, _ in job.commands)
+        got: list[tuple[str, str]] = []
+        for i in range(3):
+            mine = {n: e for n, e in eps.items() if shard_of(n, 3) == i}
+            p = plan(fabric, mine, shard=(i, 3))
+            assert p.errors == {}, p.errors
+            assert {job.endpoint.name for job in p.cli} <= set(mine)
+            got += [(job.endpoint.name, line) for job in p.cli for line, _, _ in job.commands]
+        assert sorted(got) == want
+        assert sum(1 for _, line in got if line == "ibqueryerrors") == (fabric is ib_fabric)
 
 
 def test_ib_collect_maps_guids_and_ports_to_inventory_names(ib_fabric: Fabric) -> None:
