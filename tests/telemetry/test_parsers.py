@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fabriccfg.telemetry.parsers import PARSERS
+from fabriccfg.telemetry.parsers import PARSERS, eos
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = sorted(p for p in FIXTURES.glob("*/*.txt") if p.parent.name in PARSERS)
@@ -42,8 +42,6 @@ def test_fixture(case: Path) -> None:
 def test_eos_json_parsers_on_bad_input() -> None:
     """An EOS error line parses to nothing (the collector reports the line); anything else that is not
     the expected JSON is a one-line ValueError with the position, never a traceback from deep inside."""
-    from fabriccfg.telemetry.parsers import eos
-
     assert eos.parse_pfc("% Invalid input (at token 1: 'priority-flow-control')\n") == {}
     assert eos.parse_watchdog('{"interfaces": {}}\n') == {}  # EOS before any watchdog event
     with pytest.raises(ValueError, match=r"^not EOS JSON \(line 2 col \d+: Expecting value\)$"):
