@@ -192,8 +192,9 @@ def watch_cmd(  # noqa: PLR0917
     if period <= 0:
         raise fail("--every must be > 0")
     fabric, tgts, check_list = _setup(inventory, endpoints, checks, only)
-    loop = watch.Watcher(fabric, tgts, check_list, runner.default_collector(shard=shard_t), shard=shard_t,
-                         state_dir=state_dir, textfile=textfile, damping=damp)
+    collector = runner.default_collector(shard=shard_t, keep_sessions=True)  # sessions live across rounds
+    loop = watch.Watcher(fabric, tgts, check_list, collector, shard=shard_t, state_dir=state_dir,
+                         textfile=textfile, damping=damp)
     if once:
         try:
             report = loop.round()

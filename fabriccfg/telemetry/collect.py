@@ -25,7 +25,7 @@ from fabriccfg import platforms
 from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry import tables
-from fabriccfg.telemetry.cli import CliJob, CliResult, Connect, run_job
+from fabriccfg.telemetry.cli import CliJob, CliResult, Connect, Sessions, run_job
 from fabriccfg.telemetry.model import METRICS, Kind, Sample, Snapshot
 from fabriccfg.telemetry.oids import IF_NAME, Oid
 from fabriccfg.telemetry.parsers._common import IbContext, ib_kind
@@ -249,8 +249,8 @@ class Collector:
     CLI jobs. Not thread-safe; use one per thread (``collect()`` does)."""
 
     def __init__(self, *, timeout: float = 30.0, snmp_timeout: float = 1.0, retries: int = 2,
-                 workers: int = 8, insecure_host_keys: bool = False, max_varbinds: int = 64,
-                 concurrency: int = 64, connect: Connect | None = None) -> None:
+                 workers: int = 32, insecure_host_keys: bool = False, max_varbinds: int = 64,
+                 concurrency: int = 64, connect: Connect | None = None, keep_sessions: bool = False) -> None:
         self.timeout = timeout
         self.snmp_timeout = snmp_timeout
         self.retries = retries
@@ -259,6 +259,7 @@ class Collector:
         self._loop = asyncio.new_event_loop()
         self._poller = SnmpPoller(max_varbinds=max_varbinds, concurrency=concurrency)
         self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="telemetry-cli")
+        self._sessions = Sessions() if keep_sessions else None
         self._ib: tuple[int, IbContext] | None = None
 
     def close(self) -> None:
@@ -269,6 +270,8 @@ class Collector:
             self._loop.run_until_complete(_close())
             self._loop.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._sessions is not None:
+            self._sessions.close()
 
     def __enter__(self) -> Collector:
         return self
@@ -306,7 +309,7 @@ class Collector:
                 snap.error(dev, m)
         futures: list[Future[CliResult]] = [
             self._pool.submit(run_job, job, timeout=self.timeout, insecure_host_keys=self.insecure_host_keys,
-                              connect=self.connect)
+                              connect=self.connect, sessions=self._sessions)
             for job in p.cli
         ]
         if p.snmp:
@@ -359,7 +362,7 @@ def _default_collector(**kwargs: Any) -> Collector:
 
 
 def collect(fabric: Fabric, targets: dict[str, Endpoint], *, timeout: float = 30.0, snmp_timeout: float = 1.0,
-            retries: int = 2, workers: int = 8, insecure_host_keys: bool = False,
+            retries: int = 2, workers: int = 32, insecure_host_keys: bool = False,
             devices: Iterable[str] | None = None, collector: Collector | None = None,
             shard: Shard | None = None, **options: Any) -> Snapshot:
     """One round of telemetry for the devices of ``fabric`` that have an endpoint in ``targets``.
