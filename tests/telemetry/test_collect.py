@@ -191,3 +191,40 @@ def test_collect_function_reuses_its_collector(ib_fabric: Fabric) -> None:
     b = collect(ib_fabric, {}, connect=conn)
     assert a.samples == {} and b.samples == {}
     assert a.errors  # devices with an address but no endpoint are reported
+
+
+def test_kept_sessions_are_reused_and_dropped_when_they_break(ib_fabric: Fabric) -> None:
+    """watch keeps SSH sessions across rounds: one connect per device for two rounds; a session that
+    broke is closed and the device reconnects within the same round."""
+    log: list[tuple[str, str]] = []
+    opened: list[str] = []
+    closed: list[str] = []
+
+    class Conn(FakeConn):
+        broken = False
+
+        def send_command(self, line: str, **kw: Any) -> str:
+            if self.broken:
+                raise OSError("Socket is closed")
+            return super().send_command(line, **kw)
+
+        def disconnect(self) -> None:
+            closed.append(self.ep.name)
+
+    conns: dict[str, Conn] = {}
+
+    def connect(ep: Endpoint, **_: Any) -> Conn:
+        opened.append(ep.name)
+        conns[ep.name] = Conn(ep, log)
+        return conns[ep.name]
+
+    eps = _endpoints(ib_fabric)
+    with Collector(connect=connect, keep_sessions=True) as col:
+        first = col.collect(ib_fabric, eps)
+        second = col.collect(ib_fabric, eps)
+        assert sorted(opened) == sorted(eps) and closed == []  # reused, not reopened
+        conns["gpu01"].broken = True
+        third = col.collect(ib_fabric, eps)
+        assert opened.count("gpu01") == 2 and closed == ["gpu01"]
+    assert first.errors == second.errors == third.errors == {}
+    assert sorted(closed) == sorted(["gpu01", *eps])  # Collector.close() closes the kept sessions
