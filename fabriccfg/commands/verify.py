@@ -174,6 +174,8 @@ def watch_cmd(  # noqa: PLR0917
     damping: Annotated[str, typer.Option("--hysteresis", help="UP/DOWN: a finding's severity rises after "
                                          "UP consistent rounds and falls (or clears) after DOWN; 1/1 "
                                          "turns damping off.")] = "2/3",
+    processes: Annotated[int, typer.Option("--processes", min=1, max=64, help="Collector processes "
+                                           "(one per core: a round uses every core).")] = 1,
 ) -> None:
     """Poll the fabric every --every, evaluate the checks each round, and export metrics and check
     states for Prometheus. --once runs a single round (rates against the --state-dir store)."""
@@ -192,7 +194,8 @@ def watch_cmd(  # noqa: PLR0917
     if period <= 0:
         raise fail("--every must be > 0")
     fabric, tgts, check_list = _setup(inventory, endpoints, checks, only)
-    collector = runner.default_collector(shard=shard_t, keep_sessions=True)  # sessions live across rounds
+    collector = runner.default_collector(shard=shard_t, keep_sessions=True,  # sessions live across rounds
+                                         processes=processes)
     loop = watch.Watcher(fabric, tgts, check_list, collector, shard=shard_t, state_dir=state_dir,
                          textfile=textfile, damping=damp)
     if once:

@@ -27,9 +27,17 @@ MAX_PREVIOUS_AGE_S = 3600.0
 """A stored snapshot older than this is not used for rates (a rate over hours hides a storm)."""
 
 
-def default_collector(**kwargs: Any) -> Collector:
-    """The telemetry package's collector (imported late: it pulls in SNMP and SSH clients)."""
+def default_collector(*, processes: int = 1, **kwargs: Any) -> Collector:
+    """The telemetry package's collector (imported late: it pulls in SNMP and SSH clients).
+    ``processes`` > 1: a :class:`~fabriccfg.telemetry.pool.CollectorPool` of that many processes."""
     from fabriccfg.telemetry import collect as collect_mod
+
+    if processes > 1:
+        from fabriccfg.telemetry.pool import CollectorPool
+
+        shard = kwargs.pop("shard", None)
+        timeout = float(kwargs.pop("timeout", 30.0))
+        return CollectorPool(processes, shard=shard, timeout=timeout, options=kwargs)
 
     def run(fabric: Fabric, targets: dict[str, Endpoint]) -> Snapshot:
         snap: Snapshot = collect_mod.collect(fabric, targets, **kwargs)

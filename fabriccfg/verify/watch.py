@@ -173,6 +173,9 @@ class Watcher:
         self.stop.set()
         if self.store is not None:
             self.store.close()
+        closer = getattr(self.collector, "close", None)  # a collector pool ends its processes
+        if callable(closer):
+            closer()
 
 
 @dataclass
