@@ -90,6 +90,12 @@ def bench_watch(fabric: Any, rounds: int, work: Path, **collector: Any) -> dict[
             rep = w.round()
             wall, cpu, mcpu = time.perf_counter() - t0, own_cpu() - c0, proc_cpu(pids) - m0
             errs = sum(len(v) for v in rep.errors.values())
+            if errs:
+                kinds: dict[str, int] = {}
+                for msgs in rep.errors.values():
+                    for m in msgs:
+                        kinds[m[:70]] = kinds.get(m[:70], 0) + 1
+                print("   ", sorted(kinds.items(), key=lambda kv: -kv[1])[:3], flush=True)
             rows.append((wall, cpu, mcpu, peak_rss_mb()))
             print(f"  round {i + 1}: wall {wall:6.2f} s  client CPU {cpu:6.2f} s "
                   f"({cpu / n * 1000:5.1f} ms/dev)  "
@@ -129,6 +135,7 @@ def main() -> None:
     ap.add_argument("--cli-workers", type=int, default=32, help="telemetry SSH threads")
     ap.add_argument("--keep-sessions", action="store_true", help="reuse SSH sessions across rounds")
     ap.add_argument("--max-varbinds", type=int, default=64, help="GETBULK size")
+    ap.add_argument("--processes", type=int, default=1, help="collector processes")
     args = ap.parse_args()
     sizes = [int(x) for x in args.gpus.split(",") if x]
     table = []
@@ -138,7 +145,8 @@ def main() -> None:
             fabric = gen_fabric(gpus)
             print(f"gen --gpus {gpus}: {len(fabric.devices)} devices", flush=True)
             table.append(bench_watch(fabric, args.rounds, Path(tmp) / f"w{gpus}", workers=args.cli_workers,
-                                     keep_sessions=args.keep_sessions, max_varbinds=args.max_varbinds))
+                                     keep_sessions=args.keep_sessions, max_varbinds=args.max_varbinds,
+                                     processes=args.processes))
             if args.push:
                 pushes.append(bench_push(fabric, args.workers, Path(tmp) / f"p{gpus}"))
                 p = pushes[-1]

@@ -16,6 +16,7 @@ import io
 import logging
 import os
 import re
+import select
 import threading
 import time
 from pathlib import Path
@@ -262,15 +263,22 @@ def known_host_keys(path: str, name: str) -> dict[str, Any]:
 
 
 def _wait_readable(conn: Any, timeout: float) -> None:
-    import select
-
     chan = getattr(conn, "remote_conn", None)
     if chan is None or timeout <= 0:
         return
     try:
-        select.select([chan], [], [], timeout)
+        wait_fd(chan, timeout)
     except (OSError, ValueError, TypeError):
         time.sleep(min(timeout, 0.01))
+
+
+def wait_fd(chan: Any, timeout: float) -> None:
+    """Wait until ``chan`` (anything with ``fileno()``) is readable or ``timeout`` s pass. ``poll``, not
+    ``select``: with hundreds of sessions open (watch keeps them) descriptors pass 1024, which
+    ``select()`` cannot watch."""
+    poller = select.poll()
+    poller.register(chan.fileno(), select.POLLIN | select.POLLPRI)
+    poller.poll(max(0, int(timeout * 1000 + 0.999)))
 
 
 def _read_until_pattern(conn: Any, pattern: str, read_timeout: float, re_flags: int) -> str:
@@ -310,8 +318,6 @@ def one_line(command: str) -> None:
 
 def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout: float = 60.0) -> str:
     """See ``fc_command``: write ``command``, wait for its echo, then for the prompt (or ``expect``)."""
-    import select
-
     from netmiko.exceptions import ReadTimeout
 
     chan = conn.remote_conn
@@ -337,7 +343,7 @@ def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout:
         left = deadline - time.monotonic()
         if left <= 0:
             raise ReadTimeout(f"no prompt within {timeout:g} s after {command[:60]!r}")
-        select.select([chan], [], [], min(left, 0.5))
+        wait_fd(chan, min(left, 0.5))
     body: str = buf[body_at:] if body_at >= 0 else buf
     if not expect:
         m = _prompt_rx(conn).search(body)

@@ -32,3 +32,36 @@ def test_lookup_matches_paramiko_and_follows_file_changes(tmp_path: Path) -> Non
     assert known_host_keys(str(kh), "[127.0.0.1]:2201")["ssh-rsa"].get_base64() == k3.get_base64()
     assert known_host_keys(str(tmp_path / "missing"), "leaf1") == {}
 
+
+
+def test_waiting_works_on_descriptors_above_1024() -> None:
+    """watch keeps one session per device open: past ~500 devices the channels' descriptors pass 1024,
+    where select() raised 'filedescriptor out of range' on every command."""
+    import resource
+    import time
+
+    from fabriccfg.connect import wait_fd
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft <= 1100:  # pragma: no cover (the CI image allows more)
+        import pytest
+
+        pytest.skip(f"RLIMIT_NOFILE {soft} leaves no descriptor above 1024 to test with")
+    r, w = os.pipe()
+    high = os.dup2(r, 1090)
+
+    class Chan:
+        def fileno(self) -> int:
+            return high
+
+    try:
+        t0 = time.monotonic()
+        wait_fd(Chan(), 0.05)  # nothing to read: waits the timeout, no ValueError
+        assert time.monotonic() - t0 >= 0.04
+        os.write(w, b"x")
+        t0 = time.monotonic()
+        wait_fd(Chan(), 5.0)  # readable: returns at once
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        for fd in (r, w, high):
+            os.close(fd)
