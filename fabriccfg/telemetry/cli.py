@@ -76,9 +76,13 @@ class Sessions:
 
     def take(self, ep: Endpoint) -> Any | None:
         with self._lock:
-            return self._open.pop(self.key(ep), None)
+            conn = self._open.pop(self.key(ep), None)
+        if conn is not None:
+            _check_every(conn, ACTIVE_CHECK_S)
+        return conn
 
     def give(self, ep: Endpoint, conn: Any) -> None:
+        _check_every(conn, IDLE_CHECK_S)
         with self._lock:
             old = self._open.pop(self.key(ep), None)
             self._open[self.key(ep)] = conn
@@ -93,6 +97,23 @@ class Sessions:
 
     def __len__(self) -> int:
         return len(self._open)
+
+
+ACTIVE_CHECK_S = 0.1
+"""paramiko's own: how often a session's transport thread wakes up with nothing to read."""
+IDLE_CHECK_S = 2.0
+"""The same for a kept, idle session: 2,000 idle sessions at 0.1 s were 20,000 thread wake-ups a second
+(the collector's CPU grew with the fabric). Data still wakes the thread at once; only noticing a
+close takes longer."""
+
+
+def _check_every(conn: Any, seconds: float) -> None:
+    chan = getattr(conn, "remote_conn", None)
+    transport = chan.get_transport() if chan is not None and hasattr(chan, "get_transport") else None
+    sock = getattr(transport, "sock", None)
+    if sock is not None and hasattr(sock, "settimeout"):
+        with contextlib.suppress(OSError):
+            sock.settimeout(seconds)
 
 
 def _close(conn: Any) -> None:
