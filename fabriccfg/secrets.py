@@ -70,9 +70,10 @@ def remember(value: str, source: str = "from an endpoints file") -> None:
         _keep(value, source)
 
 
-_INDEX_ABOVE = 64
+_INDEX_ABOVE = 512
 """With more secrets than this (a fabric with per-device passwords), :func:`redact` scans the text once
-through an index instead of searching it once per secret: the cost stops growing with the fabric."""
+through an index instead of searching it once per secret: the cost stops growing with the fabric
+(measured on a 2.9 kB text: the per-secret search costs ~2.6 us per secret, the scan ~1.5 ms flat)."""
 _index: tuple[tuple[int, int], int, dict[str, tuple[str, ...]]] | None = None
 
 
