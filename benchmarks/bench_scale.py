@@ -83,12 +83,19 @@ def bench_watch(fabric: Any, rounds: int, work: Path, **collector: Any) -> dict[
     print(f"  mock up: {n} devices in {mock.processes} processes, {up:.1f} s", flush=True)
     pids = [p.pid for p, _ in mock._procs]  # the benchmark reads the mock's CPU from /proc
     try:
-        w = watch.Watcher(fabric, mock.endpoints, checks, runner.default_collector(**collector))
+        col = runner.default_collector(**collector)
+        w = watch.Watcher(fabric, mock.endpoints, checks, col)
         rows = []
+        pool_cpu = 0.0
         for i in range(rounds):
             c0, m0, t0 = own_cpu(), proc_cpu(pids), time.perf_counter()
             rep = w.round()
             wall, cpu, mcpu = time.perf_counter() - t0, own_cpu() - c0, proc_cpu(pids) - m0
+            # collector processes (--processes): alive, so not in RUSAGE_CHILDREN; read them from /proc
+            workers = [wk.process.pid for wk in getattr(col, "_workers", []) if wk.process is not None]
+            now = proc_cpu(workers)
+            cpu += now - pool_cpu
+            pool_cpu = now
             errs = sum(len(v) for v in rep.errors.values())
             if errs:
                 kinds: dict[str, int] = {}
