@@ -66,7 +66,7 @@ def _field(name: str, value: object) -> str:
     return f"{name}:".ljust(33, ".") + str(value)
 
 
-def _derived_guid(*key: str) -> int:
+def derived_guid(*key: str) -> int:
     return 0x0002C90300000000 | int.from_bytes(
         hashlib.blake2b("|".join(key).encode(), digest_size=4).digest(), "big"
     )
@@ -102,7 +102,7 @@ class IbView:
             info = platforms.info(sw.platform)
             if "infiniband" not in info.technologies:
                 continue
-            guid = int(sw.guid, 16) if sw.guid else _derived_guid(sw.name)
+            guid = int(sw.guid, 16) if sw.guid else derived_guid(sw.name)
             model_short = (sw.model or "MQM8700").split("-")[0]
             desc = f"MF0;{sw.name}:{model_short}/U1" if info.device_type else UNMANAGED_DESC
             nports = 81 if sw.breakouts else 41
@@ -127,7 +127,7 @@ class IbView:
             for nic in host.nics:
                 if (host.name, nic.name) not in fab.neighbours:
                     continue
-                guid = int(nic.guid, 16) if nic.guid else _derived_guid(host.name, nic.name)
+                guid = int(nic.guid, 16) if nic.guid else derived_guid(host.name, nic.name)
                 node = IbNode(host.name, "ca", guid, lid, f"{host.name} {nic.name}", 1, host.name, nic.name)
                 self._add(node)
                 self.ca[(host.name, nic.name)] = node
