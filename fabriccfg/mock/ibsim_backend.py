@@ -1,0 +1,176 @@
+"""The mock fabric's ibsim backend: SM hosts whose shells and services are real.
+
+On an SM host of a mock fabric started with ``--backend ibsim``:
+
+- the infiniband-diags (:data:`fabriccfg.mock.ibsim.TOOLS`) run for real, attached to the host's HCA
+  in the simulator (``dev.extra["real_tools"]``, consulted by :mod:`fabriccfg.mock.shell`);
+- ``systemctl start|restart opensmd`` (re)starts the real OpenSM with the files ``push`` installed
+  on the mock host (``/etc/opensm/*``), and ``stop`` stops it; ``is-active`` reports the process;
+- ``/var/log/opensm.log`` reads the real OpenSM's log.
+
+Faults (:class:`SimFaults`) go through ibsim's console: ``link-down`` (``Unlink``), ``cabling-swap``
+(``Unlink`` both ends, ``Link`` them crossed), ``ib-rcv-errors`` (``Error`` rate 100 on the port while
+a few direct-routed SMPs cross it, then 0: PortRcvErrors stays raised); ``sm-death`` kills the
+host's OpenSM. ``clear`` re-cables what was changed and restarts killed SMs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabriccfg.mock.ibsim import TOOLS, IbsimError, OpenSm, SimHandle, wait_master
+from fabriccfg.mock.ibsim_topology import SimNode, SimTopology
+from fabriccfg.mock.scenarios import Scenario
+from fabriccfg.mock.ssh import DeviceState
+
+log = logging.getLogger(__name__)
+
+OPENSM_UNIT = "opensmd"
+READY_TIMEOUT_S = 60.0
+ERROR_SMPS = 8
+"""Direct-routed SMPs sent across a port while its error rate is 100 (each adds one PortRcvErrors)."""
+
+
+def real_tools(sim: SimHandle, node: SimNode) -> Callable[[list[str]], tuple[str, int] | None]:
+    """The shell hook: run ``argv`` for real when it names an infiniband-diags tool."""
+
+    def run(argv: list[str]) -> tuple[str, int] | None:
+        if not argv or argv[0].rsplit("/", 1)[-1] not in TOOLS:
+            return None
+        out, rc = sim.run_tool(node, argv)
+        return (out if not out or out.endswith("\n") else out + "\n"), rc
+
+    return run
+
+
+def attach_sm_host(dev: DeviceState, sim: SimHandle, topo: SimTopology) -> OpenSm | None:
+    """Make ``dev`` (an SM host) real: tools, opensmd service, OpenSM log. Starts its OpenSM now with
+    the host's current (factory) files, as a booted host would."""
+    node = topo.ca(dev.name)
+    if node is None:
+        return None
+    sm = OpenSm(sim, node, dev.name)
+    dev.extra["real_tools"] = real_tools(sim, node)
+    dev.extra["opensm"] = sm
+
+    def action(d: DeviceState, what: str) -> str | None:
+        if what == "stop":
+            sm.stop()
+            return None
+        return start_sm(d, sm)
+
+    def probe(d: DeviceState, state: str) -> str:
+        if sm.running():
+            return "active"
+        return "failed" if sm.killed or state == "failed" else ("inactive" if state != "active" else "failed")
+
+    dev.extra.setdefault("service_actions", {})[OPENSM_UNIT] = action
+    dev.extra.setdefault("service_probes", {})[OPENSM_UNIT] = probe
+    dev.extra.setdefault("dynamic_files", {})["/var/log/opensm.log"] = lambda d: sm.log_text()
+    return sm
+
+
+def start_sm(dev: DeviceState, sm: OpenSm) -> str | None:
+    """(Re)start the real OpenSM from the host's files and wait until an SM is MASTER (None = ok)."""
+    try:
+        sm.start(dict(dev.files))
+        wait_master(sm.sim, sm.node, READY_TIMEOUT_S)
+    except IbsimError as exc:
+        return str(exc)
+    if not sm.running():
+        return f"opensm exited with status {sm.proc.returncode if sm.proc else '?'}"
+    return None
+
+
+@dataclass
+class SimFaults:
+    """Console faults of one simulator, and how to undo them."""
+
+    sim: SimHandle
+    topo: SimTopology
+    changed: list[tuple[str, int, str, int]] = field(default_factory=list)
+    errored: list[tuple[str, int]] = field(default_factory=list)
+
+    def _unlink(self, nodeid: str, port: int) -> tuple[str, int]:
+        peer = self.topo.peer(nodeid, port)
+        if peer is None:
+            raise IbsimError(f"{nodeid}[{port}] is not cabled")
+        self._console(f'Unlink "{nodeid}"[{port}]')
+        return peer
+
+    def _console(self, *cmds: str) -> None:
+        out = self.sim.console(*cmds)
+        bad = [ln for ln in out.splitlines() if ln.lstrip("sim> ").startswith("#") and "dumped" not in ln]
+        if bad:
+            raise IbsimError("ibsim: " + bad[0].lstrip("sim> ").strip())
+
+    def apply(self, sc: Scenario) -> None:
+        if sc.name == "link-down":
+            assert sc.device is not None and sc.port is not None
+            node, port = self.topo.end(sc.device, sc.port)
+            peer = self._unlink(node.nodeid, port)
+            self.changed.append((node.nodeid, port, *peer))
+        elif sc.name == "cabling-swap":
+            assert sc.device is not None and sc.port is not None and sc.other is not None
+            a, pa = self.topo.end(sc.device, sc.port)
+            b, pb = self.topo.end(*sc.other)
+            ra = self._unlink(a.nodeid, pa)
+            rb = self._unlink(b.nodeid, pb)
+            self._console(f'Link "{a.nodeid}"[{pa}] "{rb[0]}"[{rb[1]}]',
+                          f'Link "{b.nodeid}"[{pb}] "{ra[0]}"[{ra[1]}]')
+            self.changed += [(a.nodeid, pa, *ra), (b.nodeid, pb, *rb)]
+        elif sc.name == "ib-rcv-errors":
+            assert sc.device is not None and sc.port is not None
+            node, port = self.topo.end(sc.device, sc.port)
+            self.raise_rcv_errors(node, port)
+
+    def raise_rcv_errors(self, node: SimNode, port: int) -> None:
+        """Drop (and count) packets entering ``node[port]`` while direct-routed SMPs are sent in."""
+        peer = self.topo.peer(node.nodeid, port)
+        if peer is None:
+            raise IbsimError(f"{node.desc} port {port} is not cabled")
+        sender, path = self._path_into(node, port, peer)
+        self._console(f'Error "{node.nodeid}"[{port}] 100')
+        try:
+            for _ in range(ERROR_SMPS):
+                self.sim.run_tool(sender, ["smpquery", "-t", "20", "-D", "nodeinfo", path], timeout=10)
+        finally:
+            self._console(f'Error "{node.nodeid}"[{port}] 0')
+        self.errored.append((node.nodeid, port))
+
+    def _path_into(self, node: SimNode, port: int, peer: tuple[str, int]) -> tuple[SimNode, str]:
+        """A CA and a direct route whose last hop enters ``node[port]``."""
+        pnode = self.topo.by_id[peer[0]]
+        if node.kind == "ca":  # the answer to the CA's own SMP comes back into its port
+            return node, "0,1"
+        if pnode.kind == "ca" and not pnode.is_an:  # the CA on the far end sends into the switch
+            return pnode, "0,1"
+        for sw, via in ((pnode, None), (node, port)):  # a CA on the far switch, or on this one (out and back)
+            for a, pa, b, pb in self.topo.links:
+                for ca_id, sw_id, sw_port in ((a, b, pb), (b, a, pa)):
+                    ca = self.topo.by_id[ca_id]
+                    if sw_id == sw.nodeid and ca.kind == "ca" and not ca.is_an:
+                        if via is None:
+                            return ca, f"0,1,{peer[1]}"
+                        return ca, f"0,1,{port},{peer[1]}"
+        raise IbsimError(f"no CA near {node.desc} port {port} to send traffic from")
+
+    def clear(self) -> None:
+        """Re-cable every link a fault changed (errors already counted stay, as on hardware)."""
+        for nodeid, port, _peer, _pport in self.changed:
+            if self.topo.peer(nodeid, port) is not None:
+                self.sim.console(f'Unlink "{nodeid}"[{port}]')
+        for nodeid, port, _peer, _pport in self.changed:
+            peer = self.topo.peer(nodeid, port)
+            if peer is not None:
+                self.sim.console(f'Link "{nodeid}"[{port}] "{peer[0]}"[{peer[1]}]')
+        self.changed.clear()
+        self.errored.clear()
+
+
+def sm_of(dev: DeviceState) -> OpenSm | None:
+    sm: Any = dev.extra.get("opensm")
+    return sm if isinstance(sm, OpenSm) else None
