@@ -178,8 +178,8 @@ class Worker:
             dev = DeviceState(name=name, platform=dev_model.platform, device=dev_model, fabric=fab, faults=f)
             profile.init_state(dev)
             dev.telemetry = self._telemetry(name, down)
-            if spec.ibsim is not None and spec.topology is not None and platforms.info(dev_model.platform).kind \
-                    == "sm-host":
+            sm_host = platforms.info(dev_model.platform).kind == "sm-host"
+            if spec.ibsim is not None and spec.topology is not None and sm_host:
                 sm = ibsim_backend.attach_sm_host(dev, spec.ibsim, spec.topology)
                 if sm is not None:
                     self.sms[name] = sm
@@ -628,12 +628,14 @@ class MockFabric:
         tmp.write_text(json.dumps(doc), encoding="utf-8")
         tmp.replace(self.control_file)
 
-    def inject(self, spec: str, timeout: float = 5.0) -> None:
+    def inject(self, spec: str, timeout: float | None = None) -> None:
         """Start scenario ``spec`` now in every worker (waits for their acknowledgement)."""
+        timeout = timeout if timeout is not None else (90.0 if self.backend == "ibsim" else 5.0)
         send_control(self.endpoints_file, {"op": "inject", "spec": spec}, self.processes, timeout,
                      fabric=self.fabric)
 
-    def clear_scenarios(self, timeout: float = 5.0) -> None:
+    def clear_scenarios(self, timeout: float | None = None) -> None:
+        timeout = timeout if timeout is not None else (90.0 if self.backend == "ibsim" else 5.0)
         send_control(self.endpoints_file, {"op": "clear"}, self.processes, timeout)
 
 

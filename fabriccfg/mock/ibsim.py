@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import glob
 import os
 import re
 import secrets
@@ -54,8 +53,8 @@ class IbsimError(Exception):
 
 def preload_library() -> str | None:
     """Path of ``libumad2sim.so`` (the multiarch directory differs by architecture)."""
-    found = sorted(glob.glob(PRELOAD_GLOB))
-    return found[0] if found else None
+    found = sorted(Path("/").glob(PRELOAD_GLOB.lstrip("/")))
+    return str(found[0]) if found else None
 
 
 def which(name: str) -> str | None:
@@ -65,7 +64,8 @@ def which(name: str) -> str | None:
 
 def unavailable() -> str | None:
     """Why the ibsim backend cannot run here (None when it can)."""
-    missing = [n for n in ("ibsim", "opensm", "ibnetdiscover", "sminfo", "smpquery", "stdbuf") if not which(n)]
+    needed = ("ibsim", "opensm", "ibnetdiscover", "sminfo", "smpquery", "stdbuf")
+    missing = [n for n in needed if not which(n)]
     if missing:
         return ("the ibsim backend needs " + ", ".join(missing) +
                 " (Debian: apt-get install ibsim-utils opensm infiniband-diags)")
@@ -113,7 +113,7 @@ class SimHandle:
 
     def popen_kwargs(self) -> dict[str, object]:
         """Join the simulator's process group (one killpg ends everything) when it still exists."""
-        kw: dict[str, object] = {"preexec_fn": _die_with_parent}
+        kw: dict[str, object] = {"preexec_fn": _die_with_parent}  # prctl only: safe after fork
         if _pg_alive(self.pgid):
             kw["process_group"] = self.pgid
         return kw
@@ -124,8 +124,9 @@ class SimHandle:
         if exe is None or Path(argv[0]).name not in TOOLS:
             return f"bash: {argv[0]}: command not found\n", 127
         try:
-            proc = subprocess.run([exe, *argv[1:]], env=self.env(node), cwd=self.scratch(), capture_output=True,
-                                  timeout=timeout, check=False, **self.popen_kwargs())  # type: ignore[call-overload]
+            proc = subprocess.run([exe, *argv[1:]], env=self.env(node), cwd=self.scratch(),
+                                  capture_output=True, timeout=timeout, check=False,
+                                  **self.popen_kwargs())  # type: ignore[call-overload]
         except subprocess.TimeoutExpired:
             return f"{argv[0]}: timed out after {timeout:g} s\n", 124
         out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
@@ -165,7 +166,7 @@ class SimHandle:
 
 def _size(path: str) -> int:
     try:
-        return os.path.getsize(path)
+        return Path(path).stat().st_size
     except OSError:
         return 0
 
@@ -212,9 +213,10 @@ class IbSim:
         args = [exe, "-s", "-N", str(max(nodes + 16, 2048)), "-S", str(max(nswitch + 8, 256)),
                 "-P", str(max(sum(n.nports + 1 for n in self.topology.nodes) + 64, 13312)), str(net)]
         with open(log, "wb") as out:
-            self.proc = subprocess.Popen(args, stdin=rfd, stdout=out, stderr=subprocess.STDOUT,  # noqa: S603
+            self.proc = subprocess.Popen(args, stdin=rfd, stdout=out, stderr=subprocess.STDOUT,
                                          cwd=self.workdir, env=env, process_group=0,
-                                         preexec_fn=_die_with_parent)
+                                         preexec_fn=_die_with_parent)  # noqa: PLW1509 (fork of a
+        # tiny C call; the mock's threads hold no locks the child needs)
         os.close(rfd)
         preload = preload_library()
         assert preload is not None
@@ -263,11 +265,12 @@ _MASTER = re.compile(r"state\s+3\s+SMINFO_MASTER")
 def sandbox_conf(text: str, root: Path) -> str:
     """``opensm.conf`` with every absolute-path value moved under ``root`` (the mock host's /)."""
     out = []
-    for line in text.splitlines():
-        m = _PATH_VALUE.match(line)
-        if m and not line.lstrip().startswith("#"):
-            line = f"{m.group(1)}{m.group(2)}{m.group(3)}{root}{m.group(4)}"
-        out.append(line)
+    for raw in text.splitlines():
+        m = _PATH_VALUE.match(raw)
+        if m and not raw.lstrip().startswith("#"):
+            out.append(f"{m.group(1)}{m.group(2)}{m.group(3)}{root}{m.group(4)}")
+        else:
+            out.append(raw)
     return "\n".join(out) + "\n"
 
 
@@ -312,7 +315,7 @@ class OpenSm:
         assert stdbuf and opensm
         args = [stdbuf, "-oL", opensm, "-F", str(self.root / conf.lstrip("/")), "-f", "stdout"]
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,  # noqa: S603
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, cwd=self.sim.scratch(), env=env,
                                          **self.sim.popen_kwargs())  # type: ignore[call-overload]
         self.starts += 1

@@ -149,8 +149,8 @@ class SimFaults:
         if pnode.kind == "ca" and not pnode.is_an:  # the CA on the far end sends into the switch
             return pnode, "0,1"
         for sw, via in ((pnode, None), (node, port)):  # a CA on the far switch, or on this one (out and back)
-            for a, pa, b, pb in self.topo.links:
-                for ca_id, sw_id, sw_port in ((a, b, pb), (b, a, pa)):
+            for a, _pa, b, _pb in self.topo.links:
+                for ca_id, sw_id in ((a, b), (b, a)):
                     ca = self.topo.by_id[ca_id]
                     if sw_id == sw.nodeid and ca.kind == "ca" and not ca.is_an:
                         if via is None:
