@@ -629,7 +629,7 @@ def _grep(sh: ShellSession, argv: list[str], stdin: str) -> Result:
     if files:
         got = sh.read(files[0])
         if got is None:
-            return f"grep: {files[0]}: No such file or directory\n", 2
+            return ("" if "-s" in flags else f"grep: {files[0]}: No such file or directory\n"), 2
         text = got
     try:
         rx = re.compile(pattern if ("-E" in flags or "-P" in flags) else pattern.replace(r"\|", "|"),

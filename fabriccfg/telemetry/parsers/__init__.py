@@ -15,6 +15,7 @@ from fabriccfg.telemetry.parsers import (
     ibqueryerrors,
     nvue,
     nxos,
+    opensm_applied,  # noqa: F401 (parsers.opensm_applied for telemetry.commands)
     perfquery,
     sminfo,
     sonic,
