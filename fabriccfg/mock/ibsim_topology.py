@@ -24,6 +24,8 @@ from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 from fabriccfg.mock.cli_telemetry import AN_DESC, UNMANAGED_DESC, derived_guid
 
 SPEED = "4xHDR"
+AN_GUID_FLIP = 0x00FF_0000_0000_0000
+"""A SHARP aggregation node's port GUID is its switch's GUID with these bits flipped (unique per switch)."""
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,8 @@ def build(fabric: Fabric) -> SimTopology:
         model = (sw.model or "MQM8700").split("-")[0]
         desc = f"MF0;{sw.name}:{model}/U1" if managed else UNMANAGED_DESC
         node = topo.add(SimNode(f"S-{guid:016x}", "switch", guid, guid, desc, nports, sw.name))
-        if sharp:
-            an_guid = guid + 8
+        if sharp:  # not switch+8 as the modelled mock: gen numbers switch GUIDs consecutively
+            an_guid = guid ^ AN_GUID_FLIP
             an = topo.add(SimNode(f"H-{an_guid - 1:016x}", "ca", an_guid - 1, an_guid, AN_DESC, 1,
                                   sw.name, None))
             topo.links.append((node.nodeid, nports, an.nodeid, 1))
@@ -163,4 +165,12 @@ def build(fabric: Fabric) -> SimTopology:
         na, num_a = topo.ends[(da, pa)]
         nb, num_b = topo.ends[(db, pb)]
         topo.links.append((na.nodeid, num_a, nb.nodeid, num_b))
+    for what in ("node_guid", "port_guid"):  # ibsim refuses a duplicate; OpenSM tracks each kind apart
+        seen: dict[int, str] = {}
+        for n in topo.nodes:
+            g = getattr(n, what)
+            other = seen.setdefault(g, n.desc)
+            if other != n.desc:
+                raise ValueError(f"{what.replace('_', ' ')} 0x{g:016x} is used by both {other!r} and {n.desc!r} "
+                                 "in the simulated fabric (ibsim gives a CA port the node GUID + 1)")
     return topo

@@ -308,7 +308,8 @@ def sm_routing(check: Check, ctx: Context) -> list[Finding] | CheckResult:
     out: list[Finding] = []
     if used != wanted[0]:
         out.append(Finding(check.id, check.severity, dev, None, value=used, threshold=wanted[0],
-                           hint=check.hint, message=f"SM on {dev} routes with {used}, configured {','.join(wanted)}"
+                           hint=check.hint,
+                           message=f"SM on {dev} routes with {used}, configured {','.join(wanted)}"
                                    + (f" ({fallback})" if fallback else "")))
     roots = next((s.value for s in ctx.latest if s.metric == "sm_root_switches" and s.device == dev), None)
     intended = len(facts(ctx.fabric).ib.root_guids)

@@ -1,0 +1,183 @@
+"""The ibsim backend against the real software: ibsim + OpenSM + infiniband-diags (Debian packages).
+
+These tests run the real peers and are judged by them (OpenSM's own log and MASTER state, the real
+``sminfo``/``smpquery``/``ibnetdiscover`` answers). They skip, with the reason, only when ibsim,
+OpenSM, the diags or the preload library are missing (``scripts/setup.sh --with-peers`` installs them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from fabriccfg import platforms
+from fabriccfg.cli import app
+from fabriccfg.inventory.gen import dump_yaml, generate
+from fabriccfg.inventory.load import load_fabric
+from fabriccfg.inventory.models import Fabric
+from fabriccfg.mock import ibsim
+from fabriccfg.mock.fabric import MockFabric
+from fabriccfg.mock.ibsim_topology import build
+from fabriccfg.mock.profiles.opensm_host import OpenSmSession
+from fabriccfg.render.engine import render_device
+from fabriccfg.targets import load_endpoints
+from fabriccfg.verify import runner
+from fabriccfg.verify.engine import Report, load_checks
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = ROOT / "inventories" / "ib-lab-mqm8790.yaml"
+REASON = ibsim.unavailable()
+needs_ibsim = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+pytestmark = pytest.mark.timeout(300)
+
+MLNX_ONLY = {"sharp_enabled"}
+"""Keys our MLNX-flavour opensm.conf carries that upstream OpenSM does not know (ib.md §3)."""
+_UNRECOGNIZED = re.compile(r'Unrecognized token: "([^"]+)"')
+_PKEY_ROW = re.compile(r"^\s*\d+:\s+(.*)$", re.MULTILINE)
+
+
+def _gen(tmp_path: Path, gpus: int, flavour: str) -> tuple[Path, Fabric]:
+    data = generate(gpus, "infiniband")
+    data["ib"]["opensm_flavour"] = flavour
+    if flavour == "upstream":  # upstream OpenSM has no SHARP (rule sharp-needs-mlnx)
+        data["ib"]["sharp"] = {"enabled": False}
+    inv = tmp_path / f"gen{gpus}-{flavour}.yaml"
+    inv.write_text(dump_yaml(data), encoding="utf-8")
+    return inv, load_fabric(inv)
+
+
+def _sm_files(fab: Fabric, name: str) -> dict[str, str]:
+    rd = render_device(fab, name)
+    spec = platforms.module(fab.devices[name].platform).RENDER
+    assert spec is not None
+    return {spec.install_paths[k]: v for k, v in rd.files.items()}
+
+
+def _pkeys(out: str) -> set[int]:
+    return {int(k, 16) for row in _PKEY_ROW.findall(out) for k in row.split() if int(k, 16) & 0x7FFF}
+
+
+def test_topology_honours_ibsim_guid_rule() -> None:
+    topo = build(load_fabric(LAB))
+    sm1 = topo.ca("sm1")
+    assert sm1 is not None and sm1.port_guid == 0x1070FD0300AA0001 and sm1.node_guid == sm1.port_guid - 1
+    sw = next(n for n in topo.nodes if n.device == "ib-spine1")
+    assert sw.nports == 41 and sw.node_guid == 0xB8599F0300FC0001
+    assert f"caguid=0x{sm1.node_guid:016x}" in topo.netfile()
+    assert len([n for n in topo.nodes if n.kind == "switch"]) == 6
+    assert len(topo.links) == len(load_fabric(LAB).links) + 6  # + one SHARP AN per switch
+
+
+@needs_ibsim
+@pytest.mark.parametrize(("source", "flavour"), [("lab", "mlnx"), (64, "upstream"), (64, "mlnx"),
+                                                 (512, "upstream")])
+def test_rendered_configs_bring_the_simulated_fabric_up(source: Any, flavour: str, tmp_path: Path) -> None:
+    """Rendered SM-host configs: SUBNET UP with the configured engine, no error lines, partitions on ports."""
+    fab = load_fabric(LAB) if source == "lab" else _gen(tmp_path, source, flavour)[1]
+    assert fab.ib is not None
+    topo = build(fab)
+    with ibsim.IbSim(topo, tmp_path / "sim") as sim:
+        assert sim.handle is not None
+        sms = []
+        for sm in sorted(fab.ib.subnet_managers, key=lambda s: -s.priority):
+            node = topo.ca(sm.device)
+            assert node is not None
+            osm = ibsim.OpenSm(sim.handle, node, sm.device)
+            osm.start(_sm_files(fab, sm.device))
+            sms.append(osm)
+        master = ibsim.wait_master(sim.handle, sms[0].node, timeout=60)
+        assert f"priority {fab.ib.subnet_managers[0].priority} state 3 SMINFO_MASTER" in master
+        ibsim.wait_subnet_up(sms[0], timeout=120)
+        log = sms[0].log_text()
+        engine = re.findall(r"(\S+) tables configured on all switches", log)
+        assert engine and engine[-1] == fab.ib.routing_engines[0], engine
+        assert ibsim.error_lines(log) == []
+        unknown = set(_UNRECOGNIZED.findall(log))
+        assert unknown == (MLNX_ONLY & unknown if flavour == "mlnx" else set()), unknown
+        # partitions as applied, read from a CA port by the real smpquery
+        ca = next(n for n in topo.nodes if n.kind == "ca" and n.device in {h.name for h in fab.hosts})
+        lid = int(re.search(r"\blid (\d+)", ibsim.sminfo(sim.handle, ca)[0] + "lid 0").group(1))  # type: ignore[union-attr]
+        assert lid
+        out, rc = sim.handle.run_tool(ca, ["smpquery", "pkeys", "-G", f"0x{ca.port_guid:016x}"])
+        assert rc == 0, out
+        want = {0xFFFF} | {(0x8000 if m.membership == "full" else 0) | p.pkey
+                           for p in fab.ib.partitions for m in p.members if m.device in ("ALL", "ALL_CAS")}
+        assert _pkeys(out) == want, out
+        for osm in sms:
+            osm.stop()
+    assert not ibsim._pg_alive(sim.handle.pgid)
+
+
+# ------------------------------------------------------------------------------- the full loop
+def _sh(mock: MockFabric, device: str, line: str, timeout: float = 120) -> str:
+    session = OpenSmSession(mock.device(device))
+    return str(mock.call(lambda: session.execute(line), timeout=timeout))
+
+
+def _verify(fab: Fabric, mock: MockFabric, checks: list[Any], state: Path) -> Report:
+    eps = load_endpoints(mock.endpoints_file)
+    return runner.verify(fab, eps, checks, runner.default_collector(), samples=1, interval=1.0,
+                         store=runner.PreviousRun(state))
+
+
+@pytest.fixture(scope="module")
+def lab_mock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Fabric, MockFabric]]:
+    if REASON is not None:
+        pytest.skip(REASON)
+    fab = load_fabric(LAB)
+    with MockFabric(fab, workdir=tmp_path_factory.mktemp("ibsim-mock"), backend="ibsim",
+                    inventory_path=LAB) as mock:
+        yield fab, mock
+    assert mock._sim is None
+
+
+@needs_ibsim
+def test_full_loop_push_restart_verify_faults(lab_mock: tuple[Fabric, MockFabric], tmp_path: Path) -> None:
+    fab, mock = lab_mock
+    assert mock.backend == "ibsim"
+    checks = [c for c in load_checks() if c.id != "config-drift"]
+    ep = str(mock.endpoints_file)
+    # factory config first: minhop, priority 0 -- the real SM says so
+    assert "priority 0 state 3" in _sh(mock, "sm1", "sminfo")
+    res = CliRunner().invoke(app, ["push", str(LAB), "--endpoints", ep, "-d", "sm1", "-d", "sm2", "--yes",
+                                   "--run-dir", str(tmp_path / "runs")])
+    assert res.exit_code == 0, res.output
+    # push restarted opensmd: the real OpenSM now runs our config
+    assert "priority 15 state 3 SMINFO_MASTER" in _sh(mock, "sm1", "sminfo")
+    assert "ftree tables configured" in _sh(mock, "sm1", "grep 'tables configured' /var/log/opensm.log")
+    # a fast takeover for the test: the operator shortens the standby's polling (real OpenSM keys)
+    _sh(mock, "sm2", "printf 'sminfo_polling_timeout 500\\npolling_retry_number 2\\n' >> /etc/opensm/opensm.conf"
+                     " && systemctl restart opensmd")
+    state = tmp_path / "state"
+    report = _verify(fab, mock, checks, state)
+    status = {r.check: r.state for r in report.results}
+    assert report.findings == [], [f.to_dict() for f in report.findings]
+    assert {status[c] for c in ("sm-health", "sm-routing", "ib-partitions", "sm-standby", "ib-cabling")} == {"ok"}
+
+    def named(spec: str, check: str, text: str) -> None:
+        mock.inject(spec)
+        rep = _verify(fab, mock, checks, state)
+        hits = [f for f in rep.findings if f.check == check]
+        assert any(text in f.message for f in hits), (spec, [f.to_dict() for f in rep.findings])
+        mock.clear_scenarios()
+
+    named("link-down:gpu01:mlx5_0", "ib-cabling", "gpu01:mlx5_0")
+    named("cabling-swap:gpu01:mlx5_0,gpu02:mlx5_0", "ib-cabling", "miscabled")
+    named("ib-rcv-errors:ib-leaf-r1:1/1", "ib-rcv-errors", "")
+    mock.inject("sm-death:sm1")
+    assert _sh(mock, "sm1", "systemctl is-active opensmd").strip() == "failed"
+    ibsim.wait_until(lambda: "priority 14 state 3 SMINFO_MASTER" in _sh(mock, "sm2", "sminfo"), 30,
+                     "standby sm2 takes over")
+    rep = _verify(fab, mock, checks, state)
+    msgs = [f.message for f in rep.findings if f.check in ("sm-health", "sm-standby")]
+    assert any("sm1" in m for m in msgs), msgs
+    assert rep.exit_code == 2
+    mock.clear_scenarios()  # restarts sm1's OpenSM: priority 15 preempts sm2 again
+    ibsim.wait_until(lambda: "priority 15 state 3 SMINFO_MASTER" in _sh(mock, "sm2", "sminfo"), 30,
+                     "sm1 master again")
+    assert _verify(fab, mock, checks, state).findings == []
