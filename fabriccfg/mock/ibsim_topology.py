@@ -171,6 +171,7 @@ def build(fabric: Fabric) -> SimTopology:
             g = getattr(n, what)
             other = seen.setdefault(g, n.desc)
             if other != n.desc:
-                raise ValueError(f"{what.replace('_', ' ')} 0x{g:016x} is used by both {other!r} and {n.desc!r} "
-                                 "in the simulated fabric (ibsim gives a CA port the node GUID + 1)")
+                kind = what.replace("_", " ")
+                raise ValueError(f"{kind} 0x{g:016x} is used by both {other!r} and {n.desc!r} in the "
+                                 "simulated fabric (ibsim gives a CA port the node GUID + 1)")
     return topo

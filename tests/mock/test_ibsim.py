@@ -151,13 +151,14 @@ def test_full_loop_push_restart_verify_faults(lab_mock: tuple[Fabric, MockFabric
     assert "priority 15 state 3 SMINFO_MASTER" in _sh(mock, "sm1", "sminfo")
     assert "ftree tables configured" in _sh(mock, "sm1", "grep 'tables configured' /var/log/opensm.log")
     # a fast takeover for the test: the operator shortens the standby's polling (real OpenSM keys)
-    _sh(mock, "sm2", "printf 'sminfo_polling_timeout 500\\npolling_retry_number 2\\n' >> /etc/opensm/opensm.conf"
-                     " && systemctl restart opensmd")
+    _sh(mock, "sm2", "printf 'sminfo_polling_timeout 500\\npolling_retry_number 2\\n' "
+                     ">> /etc/opensm/opensm.conf && systemctl restart opensmd")
     state = tmp_path / "state"
     report = _verify(fab, mock, checks, state)
     status = {r.check: r.state for r in report.results}
     assert report.findings == [], [f.to_dict() for f in report.findings]
-    assert {status[c] for c in ("sm-health", "sm-routing", "ib-partitions", "sm-standby", "ib-cabling")} == {"ok"}
+    sm_checks = ("sm-health", "sm-routing", "ib-partitions", "sm-standby", "ib-cabling")
+    assert {status[c] for c in sm_checks} == {"ok"}
 
     def named(spec: str, check: str, text: str) -> None:
         mock.inject(spec)
