@@ -71,6 +71,7 @@ SAMPLES: list[tuple[str, str, list[str], str, str]] = [
     ),
     ("ibnetdiscover_mqm8790_sharp.txt", "ib-lab-mqm8790.yaml", [], "sm1", "ibnetdiscover"),
     ("ibnetdiscover_mqm8700.txt", "ib-lab-mqm8700.yaml", [], "node01", "ibnetdiscover"),
+    ("ibnetdiscover_p_mqm8700.txt", "ib-lab-mqm8700.yaml", [], "node01", "ibnetdiscover -p"),
     ("sminfo.txt", "ib-lab-mqm8790.yaml", [], "sm1", "sminfo"),
     ("ethtool_S_pause_storm.txt", "roce-lab.yaml", ["pause-storm:gpu03"], "gpu03", "ethtool -S ens1f0np0"),
     (
