@@ -472,7 +472,7 @@ def sminfo(
     boot = float(model.device_state(name, t)["boot_time"])
     activity = int((t - boot) * (10 if state == 3 else 0.01)) & M32
     return (
-        f"sminfo: sm lid {slid} sm guid 0x{guid:016x}, activity count {activity} priority {prio} "
+        f"sminfo: sm lid {slid} sm guid 0x{guid:x}, activity count {activity} priority {prio} "
         f"state {state} {SM_STATES[state]}\n",
         0,
     )

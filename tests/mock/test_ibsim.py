@@ -22,6 +22,7 @@ from fabriccfg.inventory.load import load_fabric
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.mock import ibsim
 from fabriccfg.mock.fabric import MockFabric
+from fabriccfg.mock.ibsim_embedded import embedded_sm_files
 from fabriccfg.mock.ibsim_topology import build
 from fabriccfg.mock.profiles.opensm_host import OpenSmSession
 from fabriccfg.render.engine import render_device
@@ -111,6 +112,36 @@ def test_rendered_configs_bring_the_simulated_fabric_up(source: Any, flavour: st
         for osm in sms:
             osm.stop()
     assert not ibsim._pg_alive(sim.handle.pgid)
+
+
+@needs_ibsim
+def test_embedded_sm_of_the_mqm8700_lab_brings_the_fabric_up(tmp_path: Path) -> None:
+    """ib-lab-mqm8700: the SMs are MLNX-OS embedded SMs; their rendered ``ib sm``/``ib partition``
+    lines, as OpenSM files, run the real OpenSM attached to the switches."""
+    inv = ROOT / "inventories" / "ib-lab-mqm8700.yaml"
+    fab = load_fabric(inv)
+    assert fab.ib is not None
+    topo = build(fab)
+    with ibsim.IbSim(topo, tmp_path / "sim") as sim:
+        assert sim.handle is not None
+        sms = []
+        for sm in sorted(fab.ib.subnet_managers, key=lambda s: -s.priority):
+            files = embedded_sm_files(render_device(fab, sm.device).files["config.txt"], sm.device)
+            assert files is not None
+            node = next(n for n in topo.nodes if n.device == sm.device and n.kind == "switch")
+            osm = ibsim.OpenSm(sim.handle, node, sm.device)
+            osm.start(files)
+            sms.append(osm)
+        ca = next(n for n in topo.nodes if n.kind == "ca")
+        master = ibsim.wait_master(sim.handle, ca, timeout=60)
+        assert f"sm guid 0x{topo.nodes[0].node_guid:x}," in master and "priority 15" in master
+        ibsim.wait_subnet_up(sms[0], timeout=60)
+        log = sms[0].log_text()
+        assert ibsim.error_lines(log) == [] and not _UNRECOGNIZED.findall(log)
+        # the template renders no routing engine for the embedded SM (field-only syntax): OpenSM's default
+        assert re.findall(r"(\S+) tables configured on all switches", log)[-1] == "minhop"
+        out, rc = sim.handle.run_tool(ca, ["smpquery", "pkeys", "-G", f"0x{ca.port_guid:016x}"])
+        assert rc == 0 and _pkeys(out) == {0xFFFF, 0x0202}, out  # storage: ALL limited
 
 
 # ------------------------------------------------------------------------------- the full loop
