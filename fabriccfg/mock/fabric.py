@@ -129,6 +129,7 @@ class Worker:
         self._control_seen: tuple[float, int] = (0.0, -1)
         self._applied_ops = 0
         self.sms: dict[str, OpenSm] = {}
+        self.embedded = ibsim_backend.EmbeddedSms()
         self.sim_faults = (ibsim_backend.SimFaults(spec.ibsim, spec.topology)
                            if spec.ibsim is not None and spec.topology is not None and spec.worker_id == 0
                            else None)
@@ -179,10 +180,16 @@ class Worker:
             profile.init_state(dev)
             dev.telemetry = self._telemetry(name, down)
             sm_host = platforms.info(dev_model.platform).kind == "sm-host"
-            if spec.ibsim is not None and spec.topology is not None and sm_host:
-                sm = ibsim_backend.attach_sm_host(dev, spec.ibsim, spec.topology)
+            sm_switch = fab.ib is not None and name in {s.device for s in fab.ib.subnet_managers} \
+                and platforms.info(dev_model.platform).kind == "switch"
+            if spec.ibsim is not None and spec.topology is not None and (sm_host or sm_switch):
+                sm = (ibsim_backend.attach_sm_host(dev, spec.ibsim, spec.topology) if sm_host else
+                      ibsim_backend.attach_embedded_sm(dev, spec.ibsim, spec.topology, self.embedded))
                 if sm is not None:
                     self.sms[name] = sm
+            elif spec.ibsim is not None and spec.topology is not None and not fab.management_hosts \
+                    and platforms.info(dev_model.platform).kind == "gpu-host":
+                ibsim_backend.attach_gpu_host(dev, spec.ibsim, spec.topology)
             key = asyncssh.generate_private_key("ssh-ed25519")
             alt = asyncssh.generate_private_key("ssh-ed25519") if f.hostkey_changed else None
             server = DeviceServer(dev, profile, username=spec.username, password=spec.passwords[name],
@@ -195,8 +202,12 @@ class Worker:
 
         results = list(await asyncio.gather(*(one(n) for n in spec.names)))
         for name, sm in self.sms.items():  # booted SM hosts run opensmd with their factory config
-            err = await asyncio.get_running_loop().run_in_executor(None, ibsim_backend.start_sm,
-                                                                     self.devices[name], sm)
+            dev = self.devices[name]
+            follow = dev.extra.get("embedded_sm")
+            if follow is not None:  # a switch's embedded SM runs when its running config enables it
+                await asyncio.get_running_loop().run_in_executor(None, follow, dev)
+                continue
+            err = await asyncio.get_running_loop().run_in_executor(None, ibsim_backend.start_sm, dev, sm)
             if err:
                 raise MockError(f"{name}: OpenSM did not come up on the simulated fabric: {err}")
         if spec.control_path:
@@ -267,7 +278,10 @@ class Worker:
         if self.sim_faults is not None:
             self.sim_faults.clear()
         for name, sm in self.sms.items():
-            if sm.killed:
+            if sm.killed and "embedded_sm" in self.devices[name].extra:
+                sm.killed = False
+                self.devices[name].extra["embedded_sm"](self.devices[name])
+            elif sm.killed:
                 err = ibsim_backend.start_sm(self.devices[name], sm)
                 if err:
                     raise IbsimError(f"{name}: {err}")

@@ -17,11 +17,13 @@ host's OpenSM. ``clear`` re-cables what was changed and restarts killed SMs.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fabriccfg.mock.ibsim import TOOLS, IbsimError, OpenSm, SimHandle, wait_master
+from fabriccfg.mock.ibsim_embedded import embedded_sm_files
 from fabriccfg.mock.ibsim_topology import SimNode, SimTopology
 from fabriccfg.mock.scenarios import Scenario
 from fabriccfg.mock.ssh import DeviceState
@@ -34,11 +36,12 @@ ERROR_SMPS = 8
 """Direct-routed SMPs sent across a port while its error rate is 100 (each adds one PortRcvErrors)."""
 
 
-def real_tools(sim: SimHandle, node: SimNode) -> Callable[[list[str]], tuple[str, int] | None]:
-    """The shell hook: run ``argv`` for real when it names an infiniband-diags tool."""
+def real_tools(sim: SimHandle, node: SimNode, names: frozenset[str] = frozenset(TOOLS),
+               ) -> Callable[[list[str]], tuple[str, int] | None]:
+    """The shell hook: run ``argv`` for real when it names one of the infiniband-diags ``names``."""
 
     def run(argv: list[str]) -> tuple[str, int] | None:
-        if not argv or argv[0].rsplit("/", 1)[-1] not in TOOLS:
+        if not argv or argv[0].rsplit("/", 1)[-1] not in names:
             return None
         out, rc = sim.run_tool(node, argv)
         return (out if not out or out.endswith("\n") else out + "\n"), rc
@@ -70,6 +73,77 @@ def attach_sm_host(dev: DeviceState, sim: SimHandle, topo: SimTopology) -> OpenS
     dev.extra.setdefault("service_actions", {})[OPENSM_UNIT] = action
     dev.extra.setdefault("service_probes", {})[OPENSM_UNIT] = probe
     dev.extra.setdefault("dynamic_files", {})["/var/log/opensm.log"] = lambda d: sm.log_text()
+    return sm
+
+
+def attach_gpu_host(dev: DeviceState, sim: SimHandle, topo: SimTopology) -> None:
+    """A GPU host of a fabric without SM hosts reads the fabric-wide view (ibnetdiscover, sminfo,
+    ibqueryerrors ...) for real from its first NIC; its own ``perfquery`` (traffic counters) stays
+    modelled: ibsim has no traffic."""
+    node = topo.ca(dev.name)
+    if node is not None:
+        dev.extra["real_tools"] = real_tools(sim, node, frozenset(TOOLS) - {"perfquery"})
+
+
+def _priority(files: dict[str, str] | None) -> int:
+    m = re.search(r"^sm_priority (\d+)", (files or {}).get("/etc/opensm/opensm.conf", ""), re.M)
+    return int(m.group(1)) if m else 0
+
+
+@dataclass
+class EmbeddedSms:
+    """The embedded SMs of one worker's switches. On ibsim a switch-attached OpenSM that wins a
+    handover enters MASTER but never finishes its sweep (seen with OpenSM 3.3.23 / ibsim 0.10; an
+    HCA-attached SM hands over fine), so when an SM's config changes the lower-priority embedded SMs
+    are stopped first and started again after it: the highest-priority SM always starts first."""
+
+    sms: dict[str, tuple[OpenSm, dict[str, str] | None]] = field(default_factory=dict)
+
+    def apply(self, name: str, files: dict[str, str] | None) -> None:
+        sm, _old = self.sms[name]
+        self.sms[name] = (sm, files)
+        mine = _priority(files)
+        lower = [(n, s, f) for n, (s, f) in self.sms.items()
+                 if n != name and f is not None and s.running() and _priority(f) < mine]
+        for _n, s, _f in lower:
+            s.stop()
+        if files is None:
+            sm.stop()
+        else:
+            self._start(sm, files)
+        for _n, s, f in sorted(lower, key=lambda x: -_priority(x[2])):
+            assert f is not None
+            self._start(s, f)
+
+    @staticmethod
+    def _start(sm: OpenSm, files: dict[str, str]) -> None:
+        try:
+            sm.start(files)
+            wait_master(sm.sim, sm.node, READY_TIMEOUT_S)
+        except IbsimError as exc:
+            log.warning("%s: embedded SM did not come up: %s", sm.name, exc)
+
+
+def attach_embedded_sm(dev: DeviceState, sim: SimHandle, topo: SimTopology,
+                       group: EmbeddedSms | None = None) -> OpenSm | None:
+    """An MLNX-OS switch that runs the embedded SM: the real OpenSM, attached to the switch, follows
+    the running ``ib sm`` / ``ib partition`` configuration (the session calls ``embedded_sm`` when it
+    leaves configuration mode or switches configuration files)."""
+    node = next((n for n in topo.nodes if n.kind == "switch" and n.device == dev.name), None)
+    if node is None:
+        return None
+    sm = OpenSm(sim, node, dev.name)
+    dev.extra["opensm"] = sm
+    group = group if group is not None else EmbeddedSms()
+    group.sms[dev.name] = (sm, None)
+
+    def follow(d: DeviceState) -> None:
+        files = embedded_sm_files("\n".join(d.running.flat()), d.name)
+        if files == group.sms[d.name][1] and (files is None or sm.running()):
+            return
+        group.apply(d.name, files)
+
+    dev.extra["embedded_sm"] = follow
     return sm
 
 

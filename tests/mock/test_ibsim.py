@@ -293,3 +293,29 @@ def test_modelled_mock_matches_real_tool_structure(lab_mock: tuple[Fabric, MockF
             if cmd.startswith("ibnetdiscover") or cmd == "sminfo":
                 assert r_shapes <= m_shapes, (cmd, sorted(r_shapes - m_shapes))
     real.clear_scenarios()
+
+
+@needs_ibsim
+def test_mqm8700_lab_on_the_ibsim_backend_push_starts_the_embedded_sms(tmp_path: Path) -> None:
+    """Managed switches: push's MLNX-OS config starts the real OpenSM as each switch's embedded SM;
+    the GPU hosts read the fabric for real (no SM host), their perfquery stays modelled."""
+    from fabriccfg.mock.profiles.connectx_host import PROFILE as CX
+
+    inv = ROOT / "inventories" / "ib-lab-mqm8700.yaml"
+    fab = load_fabric(inv)
+    with MockFabric(fab, workdir=tmp_path / "mock", backend="ibsim", inventory_path=inv) as mock:
+        def sminfo() -> str:
+            session = CX.session_class(mock.device("node01"))
+            return str(mock.call(lambda: session.execute("sminfo"), timeout=60))
+
+        assert "iberror" in sminfo()  # factory MLNX-OS config: no SM, an unmanaged subnet
+        res = CliRunner().invoke(app, ["push", str(inv), "--endpoints", str(mock.endpoints_file), "--yes",
+                                       "--run-dir", str(tmp_path / "runs")])
+        assert res.exit_code == 0, res.output
+        ibsim.wait_until(lambda: "priority 15 state 3 SMINFO_MASTER" in sminfo(), 60, "spine1 master")
+        checks = [c for c in load_checks() if c.id in ("sm-health", "sm-standby", "ib-cabling", "sm-routing")]
+        report = _verify(fab, mock, checks, tmp_path / "state")
+    status = {r.check: r.state for r in report.results}
+    assert report.findings == [], [f.to_dict() for f in report.findings]
+    assert status["sm-health"] == status["sm-standby"] == status["ib-cabling"] == "ok", status
+    assert status["sm-routing"] == "unknown"  # MLNX-OS shows no OpenSM log to verify
