@@ -203,7 +203,9 @@ def _say_real_sm(demo: Demo, lab: str, fabric: Fabric, mock: Any) -> None:
     if ib is None or not ib.subnet_managers:
         return
     best = max(ib.subnet_managers, key=lambda s: s.priority)
-    host = next((d for d in mock.names if fabric.devices[d].kind in ("sm-host", "host")), None)
+    kinds = {d: fabric.devices[d].kind for d in mock.names}
+    host = next((d for d, k in kinds.items() if k == "sm-host"), None) or \
+        next((d for d, k in kinds.items() if k == "host"), None)
     if host is None:
         return
     demo.header(f"{lab}: the real OpenSM runs the pushed config (sminfo on {host})")
