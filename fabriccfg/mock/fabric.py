@@ -129,7 +129,7 @@ class Worker:
         self._control_seen: tuple[float, int] = (0.0, -1)
         self._applied_ops = 0
         self.sms: dict[str, OpenSm] = {}
-        self.embedded = ibsim_backend.EmbeddedSms()
+        self.sm_group = ibsim_backend.SmGroup()
         self.sim_faults = (ibsim_backend.SimFaults(spec.ibsim, spec.topology)
                            if spec.ibsim is not None and spec.topology is not None and spec.worker_id == 0
                            else None)
@@ -183,8 +183,8 @@ class Worker:
             sm_switch = fab.ib is not None and name in {s.device for s in fab.ib.subnet_managers} \
                 and platforms.info(dev_model.platform).kind == "switch"
             if spec.ibsim is not None and spec.topology is not None and (sm_host or sm_switch):
-                sm = (ibsim_backend.attach_sm_host(dev, spec.ibsim, spec.topology) if sm_host else
-                      ibsim_backend.attach_embedded_sm(dev, spec.ibsim, spec.topology, self.embedded))
+                sm = (ibsim_backend.attach_sm_host(dev, spec.ibsim, spec.topology, self.sm_group) if sm_host
+                      else ibsim_backend.attach_embedded_sm(dev, spec.ibsim, spec.topology, self.sm_group))
                 if sm is not None:
                     self.sms[name] = sm
             elif spec.ibsim is not None and spec.topology is not None and not fab.management_hosts \

@@ -259,7 +259,6 @@ class IbSim:
 
 # --------------------------------------------------------------------------------------- OpenSM
 _PATH_VALUE = re.compile(r"^(\s*)(\S+)(\s+)(/\S*)\s*$")
-_MASTER = re.compile(r"state\s+3\s+SMINFO_MASTER")
 
 
 def sandbox_conf(text: str, root: Path) -> str:
@@ -284,6 +283,8 @@ class OpenSm:
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
     killed: bool = False
+    observer: SimNode | None = None
+    """A CA from which ``sminfo`` judges readiness (None: the SM's own port)."""
     root: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -361,17 +362,26 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str, poll: float
         time.sleep(poll)
 
 
-def wait_master(sim: SimHandle, node: SimNode, timeout: float = 60.0) -> str:
-    """Wait until ``sminfo`` from ``node`` reports a MASTER SM; returns that sminfo line."""
+def wait_master(sim: SimHandle, node: SimNode, timeout: float = 60.0, min_priority: int = 0) -> str:
+    """Wait until ``sminfo`` from ``node`` reports a MASTER SM of at least ``min_priority`` (a
+    restarted SM that outranks the master has taken over by then); returns that sminfo line."""
     last = [""]
 
     def ok() -> bool:
         out, rc = sminfo(sim, node)
         last[0] = out
-        return rc == 0 and bool(_MASTER.search(out))
+        m = re.search(r"priority (\d+) state 3 SMINFO_MASTER", out)
+        return rc == 0 and m is not None and int(m.group(1)) >= min_priority
 
-    wait_until(ok, timeout, f"a MASTER SM seen from {node.desc} (last sminfo: {last[0].strip()[:120]})")
+    wait_until(ok, timeout, f"a MASTER SM (priority >= {min_priority}) seen from {node.desc} "
+                            f"(last sminfo: {last[0].strip()[:120]})")
     return last[0]
+
+
+def conf_priority(files: dict[str, str], conf: str = "/etc/opensm/opensm.conf") -> int:
+    """``sm_priority`` of an opensm.conf (0 when unset, as OpenSM)."""
+    m = re.search(r"^\s*sm_priority\s+(\d+)", files.get(conf, ""), re.M)
+    return min(15, int(m.group(1))) if m else 0
 
 
 def wait_subnet_up(sm: OpenSm, timeout: float = 60.0, since: int = 0) -> None:
@@ -385,9 +395,15 @@ def wait_subnet_up(sm: OpenSm, timeout: float = 60.0, since: int = 0) -> None:
     wait_until(ok, timeout, f"SUBNET UP in {sm.name}'s OpenSM log")
 
 
+_NOT_CONFIG = re.compile(r"log_trap_info: Received Generic Notice type:4 num:144 |ERR 5412: ")
+"""ERROR-level lines that say nothing about the configuration: OpenSM logs every received trap at
+ERROR level (osm_trap_rcv.c ``log_trap_info``) and a standby SM joining sends trap 144 ("SM priority
+changed"); ERR 5412 is a reply that arrived after its MAD timed out (the simulator starved of CPU)."""
+
+
 def error_lines(log: str) -> list[str]:
-    """OpenSM log lines at ERROR level (``0x01 ->``)."""
-    return [ln for ln in log.splitlines() if re.search(r"\]\s+0x01\s+->", ln)]
+    """OpenSM log lines at ERROR level (``0x01 ->``), less the :data:`_NOT_CONFIG` ones."""
+    return [ln for ln in log.splitlines() if re.search(r"\]\s+0x01\s+->", ln) and not _NOT_CONFIG.search(ln)]
 
 
 def live(procs: Iterable[OpenSm]) -> list[str]:

@@ -17,12 +17,11 @@ host's OpenSM. ``clear`` re-cables what was changed and restarts killed SMs.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabriccfg.mock.ibsim import TOOLS, IbsimError, OpenSm, SimHandle, wait_master
+from fabriccfg.mock.ibsim import TOOLS, IbsimError, OpenSm, SimHandle, conf_priority, wait_master
 from fabriccfg.mock.ibsim_embedded import embedded_sm_files
 from fabriccfg.mock.ibsim_topology import SimNode, SimTopology
 from fabriccfg.mock.scenarios import Scenario
@@ -34,6 +33,17 @@ OPENSM_UNIT = "opensmd"
 READY_TIMEOUT_S = 60.0
 ERROR_SMPS = 8
 """Direct-routed SMPs sent across a port while its error rate is 100 (each adds one PortRcvErrors)."""
+
+
+def observer(topo: SimTopology, dev: DeviceState) -> SimNode | None:
+    """A GPU NIC to ask ``sminfo`` from: a standby SM's own port does not answer reliably while its
+    OpenSM starts (seen on ibsim), so readiness is judged from a port no SM binds."""
+    fab = dev.fabric
+    sms: set[str] = set()
+    if fab is not None:
+        sms = {m.name for m in fab.management_hosts}
+        sms |= {s.device for s in fab.ib.subnet_managers} if fab.ib is not None else set()
+    return next((n for n in topo.nodes if n.kind == "ca" and not n.is_an and n.device not in sms), None)
 
 
 def real_tools(sim: SimHandle, node: SimNode, names: frozenset[str] = frozenset(TOOLS),
@@ -49,20 +59,77 @@ def real_tools(sim: SimHandle, node: SimNode, names: frozenset[str] = frozenset(
     return run
 
 
-def attach_sm_host(dev: DeviceState, sim: SimHandle, topo: SimTopology) -> OpenSm | None:
-    """Make ``dev`` (an SM host) real: tools, opensmd service, OpenSM log. Starts its OpenSM now with
-    the host's current (factory) files, as a booted host would."""
+def _priority(files: dict[str, str] | None) -> int:
+    return conf_priority(files or {})
+
+
+@dataclass
+class SmGroup:
+    """The real SMs of one worker (SM hosts and switches' embedded SMs).
+
+    On ibsim an OpenSM that wins a *handover* (a higher-priority SM joining a subnet that has a master)
+    enters MASTER but never finishes its sweep: no SUBNET UP, the ports keep the old SM LID (seen with
+    OpenSM 3.3.23 / ibsim 0.10 for HCA- and switch-attached SMs alike; a takeover after the master
+    dies works). So when an SM (re)starts, the running lower-priority SMs are stopped first and started
+    again after it: the highest-priority SM always starts on a subnet without a master."""
+
+    sms: dict[str, tuple[OpenSm, dict[str, str] | None]] = field(default_factory=dict)
+
+    def add(self, sm: OpenSm) -> None:
+        self.sms[sm.name] = (sm, None)
+
+    def files(self, name: str) -> dict[str, str] | None:
+        return self.sms[name][1]
+
+    def apply(self, name: str, files: dict[str, str] | None) -> str | None:
+        """Run ``name``'s SM with ``files`` (None: stop it); an error text, or None."""
+        sm, _old = self.sms[name]
+        self.sms[name] = (sm, files)
+        mine = _priority(files)
+        lower = [(s, f) for n, (s, f) in self.sms.items()
+                 if n != name and f is not None and s.running() and _priority(f) < mine]
+        for s, _f in lower:
+            s.stop()
+        err = None
+        if files is None:
+            sm.stop()
+        else:
+            err = self._start(sm, files)
+        for s, f in sorted(lower, key=lambda x: -_priority(x[1])):
+            assert f is not None
+            self._start(s, f)
+        return err
+
+    @staticmethod
+    def _start(sm: OpenSm, files: dict[str, str]) -> str | None:
+        try:
+            sm.start(files)
+            wait_master(sm.sim, sm.observer or sm.node, READY_TIMEOUT_S, conf_priority(files))
+        except IbsimError as exc:
+            log.warning("%s: OpenSM did not come up: %s", sm.name, exc)
+            return str(exc)
+        if not sm.running():
+            return f"opensm exited with status {sm.proc.returncode if sm.proc else '?'}"
+        return None
+
+
+def attach_sm_host(dev: DeviceState, sim: SimHandle, topo: SimTopology,
+                   group: SmGroup | None = None) -> OpenSm | None:
+    """Make ``dev`` (an SM host) real: tools, opensmd service, OpenSM log (:func:`start_sm` starts
+    its OpenSM with the host's current files, as a booted host would)."""
     node = topo.ca(dev.name)
     if node is None:
         return None
-    sm = OpenSm(sim, node, dev.name)
+    sm = OpenSm(sim, node, dev.name, observer=observer(topo, dev))
     dev.extra["real_tools"] = real_tools(sim, node)
     dev.extra["opensm"] = sm
+    grp = group if group is not None else SmGroup()
+    grp.add(sm)
+    dev.extra["sm_group"] = grp
 
     def action(d: DeviceState, what: str) -> str | None:
         if what == "stop":
-            sm.stop()
-            return None
+            return grp.apply(d.name, None)
         return start_sm(d, sm)
 
     def probe(d: DeviceState, state: str) -> str:
@@ -85,78 +152,37 @@ def attach_gpu_host(dev: DeviceState, sim: SimHandle, topo: SimTopology) -> None
         dev.extra["real_tools"] = real_tools(sim, node, frozenset(TOOLS) - {"perfquery"})
 
 
-def _priority(files: dict[str, str] | None) -> int:
-    m = re.search(r"^sm_priority (\d+)", (files or {}).get("/etc/opensm/opensm.conf", ""), re.M)
-    return int(m.group(1)) if m else 0
-
-
-@dataclass
-class EmbeddedSms:
-    """The embedded SMs of one worker's switches. On ibsim a switch-attached OpenSM that wins a
-    handover enters MASTER but never finishes its sweep (seen with OpenSM 3.3.23 / ibsim 0.10; an
-    HCA-attached SM hands over fine), so when an SM's config changes the lower-priority embedded SMs
-    are stopped first and started again after it: the highest-priority SM always starts first."""
-
-    sms: dict[str, tuple[OpenSm, dict[str, str] | None]] = field(default_factory=dict)
-
-    def apply(self, name: str, files: dict[str, str] | None) -> None:
-        sm, _old = self.sms[name]
-        self.sms[name] = (sm, files)
-        mine = _priority(files)
-        lower = [(n, s, f) for n, (s, f) in self.sms.items()
-                 if n != name and f is not None and s.running() and _priority(f) < mine]
-        for _n, s, _f in lower:
-            s.stop()
-        if files is None:
-            sm.stop()
-        else:
-            self._start(sm, files)
-        for _n, s, f in sorted(lower, key=lambda x: -_priority(x[2])):
-            assert f is not None
-            self._start(s, f)
-
-    @staticmethod
-    def _start(sm: OpenSm, files: dict[str, str]) -> None:
-        try:
-            sm.start(files)
-            wait_master(sm.sim, sm.node, READY_TIMEOUT_S)
-        except IbsimError as exc:
-            log.warning("%s: embedded SM did not come up: %s", sm.name, exc)
-
-
 def attach_embedded_sm(dev: DeviceState, sim: SimHandle, topo: SimTopology,
-                       group: EmbeddedSms | None = None) -> OpenSm | None:
+                       group: SmGroup | None = None) -> OpenSm | None:
     """An MLNX-OS switch that runs the embedded SM: the real OpenSM, attached to the switch, follows
     the running ``ib sm`` / ``ib partition`` configuration (the session calls ``embedded_sm`` when it
     leaves configuration mode or switches configuration files)."""
     node = next((n for n in topo.nodes if n.kind == "switch" and n.device == dev.name), None)
     if node is None:
         return None
-    sm = OpenSm(sim, node, dev.name)
+    sm = OpenSm(sim, node, dev.name, observer=observer(topo, dev))
     dev.extra["opensm"] = sm
-    group = group if group is not None else EmbeddedSms()
-    group.sms[dev.name] = (sm, None)
+    grp = group if group is not None else SmGroup()
+    grp.add(sm)
 
     def follow(d: DeviceState) -> None:
         files = embedded_sm_files("\n".join(d.running.flat()), d.name)
-        if files == group.sms[d.name][1] and (files is None or sm.running()):
+        if files == grp.files(d.name) and (files is None or sm.running()):
             return
-        group.apply(d.name, files)
+        grp.apply(d.name, files)
 
     dev.extra["embedded_sm"] = follow
     return sm
 
 
 def start_sm(dev: DeviceState, sm: OpenSm) -> str | None:
-    """(Re)start the real OpenSM from the host's files and wait until an SM is MASTER (None = ok)."""
-    try:
-        sm.start(dict(dev.files))
-        wait_master(sm.sim, sm.node, READY_TIMEOUT_S)
-    except IbsimError as exc:
-        return str(exc)
-    if not sm.running():
-        return f"opensm exited with status {sm.proc.returncode if sm.proc else '?'}"
-    return None
+    """(Re)start the SM host's real OpenSM from its files; None once an SM of at least its priority is
+    MASTER, else why not."""
+    grp = dev.extra.get("sm_group")
+    if not isinstance(grp, SmGroup):
+        grp = SmGroup()
+        grp.add(sm)
+    return grp.apply(dev.name, dict(dev.files))
 
 
 @dataclass

@@ -84,14 +84,16 @@ def test_rendered_configs_bring_the_simulated_fabric_up(source: Any, flavour: st
     topo = build(fab)
     with ibsim.IbSim(topo, tmp_path / "sim") as sim:
         assert sim.handle is not None
+        observer = next(n for n in topo.nodes if n.kind == "ca" and n.device in {h.name for h in fab.hosts})
         sms = []
+        # highest priority first, each once the subnet has its master (ibsim: no handover, see SmGroup)
         for sm in sorted(fab.ib.subnet_managers, key=lambda s: -s.priority):
             node = topo.ca(sm.device)
             assert node is not None
             osm = ibsim.OpenSm(sim.handle, node, sm.device)
             osm.start(_sm_files(fab, sm.device))
             sms.append(osm)
-        master = ibsim.wait_master(sim.handle, sms[0].node, timeout=60)
+            master = ibsim.wait_master(sim.handle, observer, timeout=60)
         assert f"priority {fab.ib.subnet_managers[0].priority} state 3 SMINFO_MASTER" in master
         ibsim.wait_subnet_up(sms[0], timeout=120)
         log = sms[0].log_text()
@@ -125,6 +127,7 @@ def test_embedded_sm_of_the_mqm8700_lab_brings_the_fabric_up(tmp_path: Path) -> 
     with ibsim.IbSim(topo, tmp_path / "sim") as sim:
         assert sim.handle is not None
         sms = []
+        ca = next(n for n in topo.nodes if n.kind == "ca")
         for sm in sorted(fab.ib.subnet_managers, key=lambda s: -s.priority):
             files = embedded_sm_files(render_device(fab, sm.device).files["config.txt"], sm.device)
             assert files is not None
@@ -132,8 +135,7 @@ def test_embedded_sm_of_the_mqm8700_lab_brings_the_fabric_up(tmp_path: Path) -> 
             osm = ibsim.OpenSm(sim.handle, node, sm.device)
             osm.start(files)
             sms.append(osm)
-        ca = next(n for n in topo.nodes if n.kind == "ca")
-        master = ibsim.wait_master(sim.handle, ca, timeout=60)
+            master = ibsim.wait_master(sim.handle, ca, timeout=60)
         assert f"sm guid 0x{topo.nodes[0].node_guid:x}," in master and "priority 15" in master
         ibsim.wait_subnet_up(sms[0], timeout=60)
         log = sms[0].log_text()
