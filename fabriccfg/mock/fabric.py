@@ -604,7 +604,8 @@ class MockFabric:
                  "workers": self.processes, "seed": self.seed, "scenarios": self.scenarios,
                  "faults": self.fault_specs, "pid": os.getpid(), "started": time.time(),
                  "control": str(self.control_file.resolve()), "backend": self.backend,
-                 "ibsim": str(self.ibsim_dir.resolve()) if self.backend == "ibsim" else None}
+                 "ibsim": str(self.ibsim_dir.resolve()) if self.backend == "ibsim" else None,
+                 "ibsim_pgid": self._sim.handle.pgid if self._sim is not None and self._sim.handle else None}
         self.state_file.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
 
     # ----- in-process access

@@ -7,7 +7,13 @@ OpenSM, the diags or the preload library are missing (``scripts/setup.sh --with-
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -321,3 +327,40 @@ def test_mqm8700_lab_on_the_ibsim_backend_push_starts_the_embedded_sms(tmp_path:
     assert report.findings == [], [f.to_dict() for f in report.findings]
     assert status["sm-health"] == status["sm-standby"] == status["ib-cabling"] == "ok", status
     assert status["sm-routing"] == "unknown"  # MLNX-OS shows no OpenSM log to verify
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@needs_ibsim
+@pytest.mark.parametrize("end", ["mock down", "crash"])
+def test_detached_ibsim_fabric_leaves_no_process(end: str, tmp_path: Path) -> None:
+    """``mock up --backend ibsim --detach``; ``mock inject`` through the CLI; then ``mock down`` or a
+    SIGKILL of the server: the simulator's process group (ibsim, OpenSMs) is gone either way."""
+    ep = tmp_path / "m" / "mock-endpoints.json"
+    cli = [sys.executable, "-m", "fabriccfg.cli", "mock"]
+    up = subprocess.run([*cli, "up", str(LAB), "--backend", "ibsim", "--detach", "--endpoints", str(ep)],
+                        capture_output=True, text=True, timeout=120, check=False)
+    assert up.returncode == 0, up.stdout + up.stderr
+    state = json.loads(ep.with_name("mock-endpoints.state.json").read_text())
+    pgid, server = int(state["ibsim_pgid"]), int(ep.with_name("mock-endpoints.pid").read_text())
+    assert state["backend"] == "ibsim" and _group_alive(pgid)
+    try:
+        inj = subprocess.run([*cli, "inject", "link-down:gpu01:mlx5_0", "--endpoints", str(ep)],
+                             capture_output=True, text=True, timeout=120, check=False)
+        assert inj.returncode == 0 and "injected" in inj.stdout, inj.stdout + inj.stderr
+        if end == "mock down":
+            down = subprocess.run([*cli, "down", "--endpoints", str(ep)], capture_output=True, text=True,
+                                  timeout=60, check=False)
+            assert down.returncode == 0, down.stderr
+        else:
+            os.kill(server, signal.SIGKILL)
+        ibsim.wait_until(lambda: not _group_alive(pgid), 20, "the simulator's process group ends")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
