@@ -17,14 +17,18 @@ host's OpenSM. ``clear`` re-cables what was changed and restarts killed SMs.
 from __future__ import annotations
 
 import logging
+import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from fabriccfg.mock.ibsim import TOOLS, IbsimError, OpenSm, SimHandle, conf_priority, wait_master
+from fabriccfg.mock.ibsim import TOOLS, IbsimError, OpenSm, SimHandle, conf_priority, wait_master, which
 from fabriccfg.mock.ibsim_embedded import embedded_sm_files
 from fabriccfg.mock.ibsim_topology import SimNode, SimTopology
 from fabriccfg.mock.scenarios import Scenario
+from fabriccfg.mock.shell import ShellSession
 from fabriccfg.mock.ssh import DeviceState
 
 log = logging.getLogger(__name__)
@@ -140,7 +144,37 @@ def attach_sm_host(dev: DeviceState, sim: SimHandle, topo: SimTopology,
     dev.extra.setdefault("service_actions", {})[OPENSM_UNIT] = action
     dev.extra.setdefault("service_probes", {})[OPENSM_UNIT] = probe
     dev.extra.setdefault("dynamic_files", {})["/var/log/opensm.log"] = lambda d: sm.log_text()
+    dev.extra["real_opensm"] = real_opensm_check
     return sm
+
+
+def real_opensm_check(sh: ShellSession, argv: list[str]) -> tuple[str, int] | None:
+    """``opensm -F FILE -c OUT`` (push's pre-check) run by the real OpenSM on a copy of the mock host's
+    file: it parses the options and exits without touching the fabric. Only for the upstream flavour
+    (ibsim runs upstream OpenSM; an MLNX-flavour host keeps the modelled MLNX key list)."""
+    args = argv[1:]
+    if "-F" not in args or "-c" not in args or args.index("-F") + 1 >= len(args) \
+            or args.index("-c") + 1 >= len(args):
+        return None
+    fab = sh.dev.fabric
+    if fab is None or fab.ib is None or fab.ib.opensm_flavour != "upstream":
+        return None
+    conf, out = args[args.index("-F") + 1], args[args.index("-c") + 1]
+    text = sh.read(conf)
+    opensm = which("opensm")
+    if text is None or opensm is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="opensm-check-") as tmp:
+        src, dst = Path(tmp) / "opensm.conf", Path(tmp) / "out.conf"
+        src.write_text(text, encoding="utf-8")
+        proc = subprocess.run([opensm, "-F", str(src), "-c", str(dst)], capture_output=True, text=True,
+                              timeout=30, check=False, cwd=tmp)
+        shown = (proc.stdout + proc.stderr).replace(str(src), conf).replace(str(dst), out)
+        if dst.is_file():
+            err = sh.write(out, dst.read_text(encoding="utf-8", errors="replace"))
+            if err:
+                return shown + err, 1
+    return shown, proc.returncode
 
 
 def attach_gpu_host(dev: DeviceState, sim: SimHandle, topo: SimTopology) -> None:

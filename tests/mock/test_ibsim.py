@@ -364,3 +364,21 @@ def test_detached_ibsim_fabric_leaves_no_process(end: str, tmp_path: Path) -> No
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
+
+
+@needs_ibsim
+def test_upstream_sm_host_precheck_is_the_real_opensm_parser(tmp_path: Path) -> None:
+    """On the ibsim backend (upstream flavour) push's ``opensm -F FILE -c OUT`` pre-check is answered
+    by the real OpenSM: a key it does not know is reported in its own words (the line push's
+    pre-check fails on), and the rendered upstream file passes it."""
+    inv, fab = _gen(tmp_path, 64, "upstream")
+    with MockFabric(fab, workdir=tmp_path / "mock", backend="ibsim", inventory_path=inv) as mock:
+        sm = fab.ib.subnet_managers[0].device if fab.ib else ""
+        out = _sh(mock, sm, "echo 'no_such_key 1' >> /etc/opensm/opensm.conf; "
+                            "opensm -F /etc/opensm/opensm.conf -c /tmp/check.conf")
+        assert 'Unrecognized token: "no_such_key"' in out and "OpenSM 3.3" in out, out
+        assert "Creating config file template '/tmp/check.conf'" in out
+        res = CliRunner().invoke(app, ["push", str(inv), "--endpoints", str(mock.endpoints_file), "--yes",
+                                       "-d", sm, "--run-dir", str(tmp_path / "runs")])
+        assert res.exit_code == 0, res.output  # the rendered file replaces the edited one: no unknown key
+        assert "Unrecognized" not in _sh(mock, sm, "opensm -F /etc/opensm/opensm.conf -c /tmp/c2.conf")
