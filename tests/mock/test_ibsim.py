@@ -384,3 +384,25 @@ def test_upstream_sm_host_precheck_is_the_real_opensm_parser(tmp_path: Path) -> 
                                        "-d", sm, "--run-dir", str(tmp_path / "runs")])
         assert res.exit_code == 0, res.output  # the rendered file replaces the edited one: no unknown key
         assert "Unrecognized" not in _sh(mock, sm, "opensm -F /etc/opensm/opensm.conf -c /tmp/c2.conf")
+
+
+def test_ibsim_only_scenarios_are_refused_by_the_modelled_backend(tmp_path: Path) -> None:
+    from fabriccfg.mock.fabric import MockError
+
+    with MockFabric(load_fabric(LAB), workdir=tmp_path) as mock:
+        for spec in ("sm-death:sm1", "link-down:gpu01:mlx5_0", "ib-rcv-errors:ib-leaf-r1:1/1"):
+            with pytest.raises(MockError, match="needs the ibsim backend"):
+                mock.inject(spec)
+        with pytest.raises(MockError, match="runs no subnet manager"):
+            mock.inject("sm-death:gpu01")
+
+
+def test_ibsim_backend_falls_back_with_a_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from fabriccfg.mock import fabric as fabric_mod
+
+    monkeypatch.setattr(fabric_mod, "unavailable", lambda: "the ibsim backend needs ibsim (test)")
+    mock = MockFabric(load_fabric(LAB), workdir=tmp_path, backend="ibsim")
+    assert mock.backend == "modelled" and mock.fallback is not None and "needs ibsim (test)" in mock.fallback
+    res = CliRunner().invoke(app, ["mock", "up", str(ROOT / "inventories" / "roce-lab.yaml"), "--backend",
+                                   "ibsim", "--endpoints", str(tmp_path / "e.json"), "--detach"])
+    assert res.exit_code == 2 and "InfiniBand fabrics only" in res.output
