@@ -406,3 +406,15 @@ def test_ibsim_backend_falls_back_with_a_reason(monkeypatch: pytest.MonkeyPatch,
     res = CliRunner().invoke(app, ["mock", "up", str(ROOT / "inventories" / "roce-lab.yaml"), "--backend",
                                    "ibsim", "--endpoints", str(tmp_path / "e.json"), "--detach"])
     assert res.exit_code == 2 and "InfiniBand fabrics only" in res.output
+
+
+def test_sm_checks_on_the_modelled_mock_are_ok_or_unknown_with_a_reason(tmp_path: Path) -> None:
+    fab = load_fabric(LAB)
+    checks = [c for c in load_checks() if c.id in ("sm-health", "sm-routing", "ib-partitions", "sm-standby")]
+    with MockFabric(fab, workdir=tmp_path) as mock:
+        report = _verify(fab, mock, checks, tmp_path / "state")
+    results = {r.check: r for r in report.results}
+    assert report.findings == [] and report.exit_code == 0
+    assert results["sm-health"].state == results["sm-standby"].state == "ok"
+    for cid in ("sm-routing", "ib-partitions"):
+        assert results[cid].state == "unknown" and "modelled mock" in (results[cid].message or ""), cid
