@@ -15,7 +15,7 @@ from fabriccfg.telemetry.parsers import (
     ibqueryerrors,
     nvue,
     nxos,
-    opensm_applied,  # noqa: F401 (parsers.opensm_applied for telemetry.commands)
+    opensm_applied,
     perfquery,
     sminfo,
     sonic,
@@ -27,6 +27,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "ibqueryerrors": ibqueryerrors.parse,
     "ibnetdiscover": ibnetdiscover.parse,
     "sminfo": sminfo.parse,
+    "opensm_applied": opensm_applied.parse,
     "ethtool": ethtool.parse,
     "systemctl": systemctl.parse,
     "eos_ecn": eos.parse_ecn,
