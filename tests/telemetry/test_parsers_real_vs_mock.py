@@ -51,7 +51,7 @@ NO_CAPTURE = {"eos_pfcwd", "nxos_queuing", "nxos_pfc_queue"}
 NOT_IN_MOCK = {
     "systemctl": "rendered by the mock shell (fabriccfg.mock.shell), not by cli_telemetry",
     "opensm_applied": "only the real OpenSM writes this log (ibsim backend, tests/mock/test_ibsim.py); "
-                      "the modelled mock has no SM process, and its SM checks report UNKNOWN with that reason",
+                      "the modelled mock has no SM process, its SM checks say UNKNOWN with that reason",
 }
 
 # folder -> {typed path: reason} allowed on one side only
