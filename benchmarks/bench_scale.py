@@ -141,7 +141,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=20, help="push workers")
     ap.add_argument("--cli-workers", type=int, default=32, help="telemetry SSH threads")
     ap.add_argument("--keep-sessions", action="store_true", help="reuse SSH sessions across rounds")
-    ap.add_argument("--max-varbinds", type=int, default=64, help="GETBULK size")
+    ap.add_argument("--max-varbinds", type=int, default=256, help="GETBULK size")
     ap.add_argument("--processes", type=int, default=1, help="collector processes")
     args = ap.parse_args()
     sizes = [int(x) for x in args.gpus.split(",") if x]

@@ -30,7 +30,7 @@ from fabriccfg.telemetry.model import METRICS, Kind, Sample, Snapshot
 from fabriccfg.telemetry.oids import IF_NAME, Oid
 from fabriccfg.telemetry.parsers._common import IbContext, ib_kind
 from fabriccfg.telemetry.shard import Shard, in_shard
-from fabriccfg.telemetry.snmp import SnmpConfigError, SnmpPoller, SnmpTarget, WalkResult
+from fabriccfg.telemetry.snmp import DEFAULT_MAX_VARBINDS, SnmpConfigError, SnmpPoller, SnmpTarget, WalkResult
 from fabriccfg.telemetry.spec import CliCommand, CliContext, SnmpTable, TelemetrySpec
 
 IB_ERROR_COUNTERS: tuple[str, ...] = (
@@ -249,8 +249,9 @@ class Collector:
     CLI jobs. Not thread-safe; use one per thread (``collect()`` does)."""
 
     def __init__(self, *, timeout: float = 30.0, snmp_timeout: float = 1.0, retries: int = 2,
-                 workers: int = 32, insecure_host_keys: bool = False, max_varbinds: int = 64,
-                 concurrency: int = 64, connect: Connect | None = None, keep_sessions: bool = False) -> None:
+                 workers: int = 32, insecure_host_keys: bool = False,
+                 max_varbinds: int = DEFAULT_MAX_VARBINDS, concurrency: int = 64,
+                 connect: Connect | None = None, keep_sessions: bool = False) -> None:
         self.timeout = timeout
         self.snmp_timeout = snmp_timeout
         self.retries = retries
