@@ -59,10 +59,10 @@ def proc_cpu(pids: list[int]) -> float:
 
 
 def own_cpu() -> float:
-    """This process (all threads) plus reaped children (collector pools)."""
+    """This process, all threads (not reaped children: a stopped mock's CPU would land there; collector
+    processes are read from /proc)."""
     me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return me.ru_utime + me.ru_stime
 
 
 def peak_rss_mb() -> float:
