@@ -9,6 +9,10 @@ and fabric-wide IB tools run once). The fabric and endpoints go to each worker o
 word and gets a :class:`~fabriccfg.telemetry.model.Snapshot` back. The parts are merged with the
 single collector's precedence: what a device says about itself before what another device's tools
 say about it.
+
+``spawn`` re-imports the caller's main module in each worker: a script that builds a pool (or runs
+``Watcher`` with ``processes`` > 1) needs the ``if __name__ == "__main__":`` guard; the ``fabriccfg``
+command has it.
 """
 
 from __future__ import annotations
