@@ -66,10 +66,15 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
     workers: Annotated[int | None, typer.Option("--workers",
                                                 help="Worker processes (default: by size)")] = None,
     serve: Annotated[bool, typer.Option("--serve-detached", hidden=True)] = False,
+    baseline: Annotated[Path | None, typer.Option(
+        "--baseline", metavar="DIR",
+        help="Start each device from its running config in DIR/<device>/<file> (a push run's backups, a "
+             "'fabriccfg snapshot', or rendered output)")] = None,
 ) -> None:
     """Start one mock device per managed device of INVENTORY and write the endpoints file."""
     from fabriccfg.inventory.load import InventoryError, load_fabric
-    from fabriccfg.mock.fabric import MockError, MockFabric, remove_files
+    from fabriccfg.mock.baseline import BaselineError, read_folder
+    from fabriccfg.mock.fabric import MockError, MockFabric, managed_devices, remove_files
 
     if not inventory.is_file():
         raise _fail(f"no such file: {inventory}")
@@ -78,13 +83,15 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
     except InventoryError as exc:
         raise _fail(f"{inventory}: invalid inventory: {str(exc).splitlines()[0]}") from None
     try:
+        baselines = read_folder(baseline, managed_devices(fabric)) if baseline is not None else {}
         mock = MockFabric(fabric, scenarios=scenario or [], faults=fault or [], seed=seed,
-                          endpoints_file=endpoints, processes=workers, inventory_path=inventory)
-    except MockError as exc:
+                          endpoints_file=endpoints, processes=workers, inventory_path=inventory,
+                          baselines=baselines)
+    except (MockError, BaselineError) as exc:
         raise _fail(str(exc)) from None
     pid_file = endpoints.with_name(endpoints.stem + ".pid")
     if detach and not serve:
-        _detach(inventory, scenario or [], fault or [], endpoints, seed, workers, pid_file)
+        _detach(inventory, scenario or [], fault or [], endpoints, seed, workers, pid_file, baseline)
         return
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -117,7 +124,7 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
 
 def _detach(  # noqa: PLR0917
         inventory: Path, scenarios: list[str], faults: list[str], endpoints: Path, seed: int,
-            workers: int | None, pid_file: Path) -> None:
+            workers: int | None, pid_file: Path, baseline: Path | None = None) -> None:
     from fabriccfg.mock.fabric import remove_files
 
     if pid_file.is_file():
@@ -134,6 +141,8 @@ def _detach(  # noqa: PLR0917
         cmd += ["--fault", f]
     if workers is not None:
         cmd += ["--workers", str(workers)]
+    if baseline is not None:
+        cmd += ["--baseline", str(baseline)]
     with log_file.open("wb") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
                                 start_new_session=True)

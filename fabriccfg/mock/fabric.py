@@ -31,6 +31,7 @@ import asyncssh
 
 from fabriccfg import platforms
 from fabriccfg.inventory.models import Fabric
+from fabriccfg.mock.baseline import BaselineError
 from fabriccfg.mock.ssh import (
     CliProfile,
     DeviceServer,
@@ -93,6 +94,8 @@ class WorkerSpec:
     control_path: str | None
     host: str = "127.0.0.1"
     snmp: bool = True
+    baselines: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Device -> {file: running config text} to start from (``mock up --baseline``)."""
 
 
 @dataclass
@@ -162,7 +165,13 @@ class Worker:
             f = faults.get(name, Faults())
             dev = DeviceState(name=name, platform=dev_model.platform, device=dev_model, fabric=fab, faults=f)
             profile.init_state(dev)
+            if name in spec.baselines:
+                try:
+                    profile.load_baseline(dev, spec.baselines[name])
+                except BaselineError as exc:
+                    raise MockError(f"baseline of {name}: {exc}") from None
             dev.telemetry = self._telemetry(name, down)
+            dev.on_session_end = lambda: self.reconcile(name)
             key = asyncssh.generate_private_key("ssh-ed25519")
             alt = asyncssh.generate_private_key("ssh-ed25519") if f.hostkey_changed else None
             server = DeviceServer(dev, profile, username=spec.username, password=spec.passwords[name],
@@ -174,6 +183,7 @@ class Worker:
             return StartedDevice(name, ssh_port, snmp_port, public_key_line(key), f.kinds())
 
         results = list(await asyncio.gather(*(one(n) for n in spec.names)))
+        self.reconcile(t=self.spec.t0 - 1.0)
         if spec.control_path:
             loop = asyncio.get_running_loop()
             self._control_task = loop.create_task(self._control_loop(Path(spec.control_path)))
@@ -196,12 +206,27 @@ class Worker:
         self.agents[name] = agent
         return int(agent.port)
 
+    def reconcile(self, *names: str, t: float | None = None) -> None:
+        """Let the traffic model follow the running configs of ``names`` (default: all devices): where
+        each puts the RoCE DSCP and whether PFC is on there (each profile's ``roce_class``)."""
+        roce = self.spec.fabric.roce
+        if self.model is None or roce is None:
+            return
+        for name in names or list(self.devices):
+            dev = self.devices.get(name)
+            profile = profile_for(dev.platform) if dev is not None else None
+            found = profile.roce_class(dev, roce.roce_dscp) if profile is not None and dev is not None else None
+            if found is not None:
+                self.model.set_roce_class(name, found[0], found[1], t=t)
+
     # ----- runtime scenario control
     def apply_op(self, op: dict[str, Any]) -> str | None:
         if self.model is None:
             return "no traffic model"
         try:
-            if op.get("op") == "inject":
+            if op.get("op") == "sync":
+                self.reconcile()
+            elif op.get("op") == "inject":
                 self.model.inject(str(op["spec"]), t=float(op.get("t") or time.time()))
             elif op.get("op") == "clear":
                 self.model.clear(t=float(op.get("t") or time.time()))
@@ -290,7 +315,8 @@ class MockFabric:
     def __init__(self, fabric: Fabric, scenarios: Iterable[str] = (), faults: Iterable[str] = (),
                  workdir: Path | None = None, seed: int = 0, *, endpoints_file: Path | None = None,
                  host: str = "127.0.0.1", processes: int | None = None, snmp: bool = True,
-                 inventory_path: Path | None = None) -> None:
+                 inventory_path: Path | None = None,
+                 baselines: dict[str, dict[str, str]] | None = None) -> None:
         self.fabric = fabric
         self.scenarios = list(scenarios)
         self.fault_specs = list(faults)
@@ -307,6 +333,7 @@ class MockFabric:
         self.control_file = sidecar(self.endpoints_file, ".control.json")
         self.state_file = sidecar(self.endpoints_file, ".state.json")
         self.names = managed_devices(fabric)
+        self.baselines = dict(baselines or {})
         self._check_inputs()
         n = len(self.names)
         if processes is None:
@@ -333,6 +360,9 @@ class MockFabric:
                 raise MockError(f"fault for unknown device {name!r}")
             if name not in self.names:
                 raise MockError(f"fault for {name!r}: its platform has no CLI to mock")
+        for name in self.baselines:
+            if name not in self.names:
+                raise MockError(f"baseline for {name!r}: no mock device of that name (a device with a CLI)")
         try:
             from fabriccfg.mock.scenarios import parse_all
         except ImportError:
@@ -375,7 +405,8 @@ class MockFabric:
                             username=username,
                             community=community, v3_user=v3, fault_specs=self.fault_specs,
                             scenarios=self.scenarios, seed=self.seed, t0=t0, client_key=client_pub,
-                            control_path=str(self.control_file), host=self.host, snmp=self.snmp)
+                            control_path=str(self.control_file), host=self.host, snmp=self.snmp,
+                            baselines={n: self.baselines[n] for n in chunk if n in self.baselines})
                  for i, chunk in enumerate(chunks)]
         try:
             started = self._start_thread(specs[0]) if self.processes == 1 else self._start_processes(specs)
@@ -527,6 +558,11 @@ class MockFabric:
         """Start scenario ``spec`` now in every worker (waits for their acknowledgement)."""
         send_control(self.endpoints_file, {"op": "inject", "spec": spec}, self.processes, timeout,
                      fabric=self.fabric)
+
+    def sync(self, timeout: float = 5.0) -> None:
+        """Make every worker's traffic model follow the devices' running configs now (sessions that end
+        do it too; call this before sampling so no sample predates a change)."""
+        send_control(self.endpoints_file, {"op": "sync"}, self.processes, timeout)
 
     def clear_scenarios(self, timeout: float = 5.0) -> None:
         send_control(self.endpoints_file, {"op": "clear"}, self.processes, timeout)
