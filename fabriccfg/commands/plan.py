@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -19,7 +19,7 @@ import typer
 from typer import Option as Opt
 
 
-class PlanFormat(str, Enum):
+class PlanFormat(StrEnum):
     markdown = "markdown"
     json = "json"
     junit = "junit"
@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(result.exit_code)
 
     @app.command()
-    def snapshot(
+    def snapshot(  # noqa: PLR0917 - typer maps parameters to options
         inventory: Annotated[Path, typer.Argument(metavar="INVENTORY", help="Inventory YAML",
                                                   show_default=False)],
         output: Annotated[Path, Opt("--output", "-o", metavar="DIR", help=(
@@ -103,11 +103,12 @@ def register(app: typer.Typer) -> None:
         from fabriccfg.push.api import live_diff, plan_jobs
         from fabriccfg.push.runner import RunnerOptions
         from fabriccfg.secrets import SecretError
-        from fabriccfg.targets import EndpointsError, resolve_targets
+        from fabriccfg.targets import Access, EndpointsError, resolve_targets
 
         try:
             fabric = load_fabric(inventory)
-            targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, access=("ssh",))
+            ssh_only: tuple[Access, ...] = ("ssh",)
+            targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, access=ssh_only)
         except InventoryError as exc:
             raise _fail(f"{inventory}: invalid inventory: {str(exc).splitlines()[0]}", 2) from None
         except (OSError, EndpointsError, SecretError) as exc:
@@ -115,7 +116,8 @@ def register(app: typer.Typer) -> None:
         jobs = plan_jobs(fabric, targets, list(fabric.devices),
                          endpoints_source=str(endpoints) if endpoints else "the inventory")
         with tempfile.TemporaryDirectory(prefix="fabriccfg-snapshot-") as tmp:
-            report = live_diff(fabric, jobs, run_base=tmp, runner=RunnerOptions(workers=workers, timeout=timeout),
+            runner = RunnerOptions(workers=workers, timeout=timeout)
+            report = live_diff(fabric, jobs, run_base=tmp, runner=runner,
                                insecure_host_keys=insecure_host_keys, run_dir=Path(tmp) / "run")
             output.mkdir(parents=True, exist_ok=True)
             bad = 0

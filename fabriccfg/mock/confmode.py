@@ -233,7 +233,7 @@ def load_text(grammar: Grammar, root: ConfNode, files: Mapping[str, str], commen
             if result == "invalid":
                 raise BaselineError(f"{fname}:{lineno}: the mock CLI refuses {line!r}")
             depth = len(editor.stack) - 1
-            indents = indents[:depth - 1] + [ind] if result == "mode" and depth else indents[:depth]
+            indents = [*indents[:depth - 1], ind] if result == "mode" and depth else indents[:depth]
 
 
 

@@ -215,7 +215,9 @@ class Worker:
         for name in names or list(self.devices):
             dev = self.devices.get(name)
             profile = profile_for(dev.platform) if dev is not None else None
-            found = profile.roce_class(dev, roce.roce_dscp) if profile is not None and dev is not None else None
+            if dev is None or profile is None:
+                continue
+            found = profile.roce_class(dev, roce.roce_dscp)
             if found is not None:
                 self.model.set_roce_class(name, found[0], found[1], t=t)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from xml.etree import ElementTree as ET  # noqa: S405 - we only write XML
+from xml.etree import ElementTree as ET
 
 from fabriccfg.plan.run import DevicePlan, Plan
 from fabriccfg.secrets import redact
@@ -26,7 +26,8 @@ def _finding_line(f: dict[str, Any]) -> str:
 
 
 def _device_md(d: DevicePlan) -> list[str]:
-    mark = {"change": "changes", "failed": "**FAILED**", "unchanged": "no change", "skipped": "skipped"}[d.state]
+    mark = {"change": "changes", "failed": "**FAILED**", "unchanged": "no change",
+            "skipped": "skipped"}[d.state]
     out = [f"### {d.name} ({d.platform}): {mark}", ""]
     if d.transaction:
         out.append(f"- transaction: {d.transaction}")
@@ -38,7 +39,7 @@ def _device_md(d: DevicePlan) -> list[str]:
     out.append(f"- verify before: {len(d.verify_before)} finding(s); after: {len(d.verify_after)} finding(s)")
     for f in d.new_findings:
         out.append(f"- **new after the change**: {_finding_line(f)}")
-    lines = [f"- {x}" for x in d.removed] + [f"+ {x}" for x in d.added]
+    lines = [ln for ln in d.diff.splitlines() if not ln.startswith(("+++", "---"))]
     if lines:
         shown = lines[:MAX_LINES_PER_DEVICE]
         out += ["", "```diff", *shown, "```"]
@@ -63,19 +64,21 @@ def to_markdown(plan: Plan) -> str:
     out.append("")
     if plan.stopped:
         return redact("\n".join(out))
-    out += ["### Verify on the mock", "", "| | status | findings |", "|---|---|---|",
-            f"| before the change | {plan.verify_before.get('status', '-')} | {plan.verify_before.get('findings', 0)} |",
-            f"| after the change | {plan.verify_after.get('status', '-')} | {plan.verify_after.get('findings', 0)} |",
-            ""]
+    out += ["### Verify on the mock", "", "| | status | findings |", "|---|---|---|"]
+    for label, v in (("before the change", plan.verify_before), ("after the change", plan.verify_after)):
+        out.append(f"| {label} | {v.get('status', '-')} | {v.get('findings', 0)} |")
+    out.append("")
     if plan.new_findings:
         out += ["New findings after the change:", ""]
         out += [f"- {_finding_line(f)}" for f in plan.new_findings]
         out.append("")
-    out += ["### Devices", "", "| device | platform | plan | + | - | transaction |", "|---|---|---|---|---|---|"]
+    out += ["### Devices", "", "| device | platform | plan | + | - | transaction |",
+            "|---|---|---|---|---|---|"]
     for d in plan.devices:
         if d.state == "skipped":
             continue
-        out.append(f"| {d.name} | {d.platform} | {d.state} | {len(d.added)} | {len(d.removed)} | {d.transaction} |")
+        out.append(f"| {d.name} | {d.platform} | {d.state} | {len(d.added)} | {len(d.removed)} "
+                   f"| {d.transaction} |")
     skipped = [d.name for d in plan.devices if d.state == "skipped"]
     if skipped:
         out.append(f"\nNot push targets: {', '.join(skipped)}.")

@@ -86,10 +86,6 @@ class Plan:
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
-    def changed(self) -> list[DevicePlan]:
-        return [d for d in self.devices if d.state in ("change", "failed") and (d.added or d.removed or d.error)]
-
-    @property
     def failed(self) -> bool:
         return bool(self.stopped or self.new_findings or any(d.state == "failed" for d in self.devices)
                     or any(f["severity"] == "error" for f in self.rule_findings))
@@ -133,17 +129,38 @@ def new_findings(before: Report, after: Report) -> list[Finding]:
             and rank[f.severity] > seen.get(_identity(f), 0)]
 
 
-def _changed_lines(result: DeviceResult) -> tuple[list[str], list[str]]:
+def changed_lines(diff_text: str) -> tuple[list[str], list[str], str]:
+    """(added, removed, unified text) from a push diff.
+
+    CLI diffs (hier-config) mark a line inside its section (``    + line``): each added/removed entry
+    is then the section path and the line, ``interface Ethernet1/1 > uc-tx-queue 3 > random-detect ...``,
+    and the unified text moves the marker to the first column (so a ```diff block colours it).
+    """
     added: list[str] = []
     removed: list[str] = []
-    for line in result.diff.splitlines():
-        if line.startswith(("+++", "---")):
+    text: list[str] = []
+    parents: list[tuple[int, str]] = []
+    for line in diff_text.splitlines():
+        if line.startswith(("+++", "---", "@@")):
+            text.append(line)
             continue
-        if line.startswith("+"):
-            added.append(line[1:].rstrip())
-        elif line.startswith("-"):
-            removed.append(line[1:].rstrip())
-    return added, removed
+        body = line.lstrip()
+        indent = len(line) - len(body)
+        if line[:1] in "+-" and line[:1]:
+            marker, content, path = line[0], line[1:].rstrip(), ""
+        elif body[:2] in ("+ ", "- "):
+            marker, content = body[0], body[2:].rstrip()
+            path = " > ".join(p for i, p in parents if i < indent)
+        else:
+            while parents and parents[-1][0] >= indent:
+                parents.pop()
+            parents.append((indent, body))
+            text.append(" " + line)
+            continue
+        entry = f"{path} > {content.strip()}" if path else content.strip()
+        (added if marker == "+" else removed).append(entry)
+        text.append(marker + " " * indent + (content if body[:2] in ("+ ", "- ") else line[1:]))
+    return added, removed, "\n".join(text)
 
 
 def _transaction_kind(platform: str) -> str:
@@ -164,7 +181,8 @@ def _baselines(opts: PlanOptions, fabric: Fabric) -> tuple[dict[str, dict[str, s
         try:
             old = load_fabric(opts.base_inventory)
         except InventoryError as exc:
-            raise PlanInputError(f"{opts.base_inventory}: invalid inventory: {str(exc).splitlines()[0]}") from None
+            first = str(exc).splitlines()[0]
+            raise PlanInputError(f"{opts.base_inventory}: invalid inventory: {first}") from None
         except OSError as exc:
             raise PlanInputError(f"{opts.base_inventory}: {exc.strerror or exc}") from None
         wanted = [n for n in names if n in old.devices]
@@ -223,8 +241,9 @@ def run_plan(opts: PlanOptions, workdir: Path | None = None) -> Plan:
             t = time.perf_counter()
             jobs = plan_jobs(fabric, mock.endpoints, list(fabric.devices), opts.templates,
                              endpoints_source="the mock fabric")
-            report = push(fabric, jobs, run_base=Path(tmp) / "runs", runner=RunnerOptions(workers=opts.workers,
-                          timeout=120.0), confirm_timeout=120.0, post_push_checks=[])
+            runner = RunnerOptions(workers=opts.workers, timeout=120.0)
+            report = push(fabric, jobs, run_base=Path(tmp) / "runs", runner=runner, confirm_timeout=120.0,
+                          post_push_checks=[])
             plan.timings["push"] = time.perf_counter() - t
             mock.sync()
             t = time.perf_counter()
@@ -261,10 +280,10 @@ def _device_plan(res: DeviceResult, before: Report, after: Report, fresh: list[F
         state = "change"
     else:
         state = "unchanged"
-    added, removed = _changed_lines(res)
+    added, removed, text = changed_lines(res.diff)
     return DevicePlan(
         name=res.name, platform=res.platform, state=state, transaction=_transaction_kind(res.platform),
-        added=added, removed=removed, diff=res.diff,
+        added=added, removed=removed, diff=text,
         error=res.reason if state == "failed" else "", rule_findings=rules,
         verify_before=[f.to_dict() for f in before.findings if f.device == res.name],
         verify_after=[f.to_dict() for f in after.findings if f.device == res.name],
