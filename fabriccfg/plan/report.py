@@ -25,6 +25,22 @@ def _finding_line(f: dict[str, Any]) -> str:
     return f"{f['severity'].upper()} {f['check']} at {where}{prio}: {f.get('message', '')}"
 
 
+def _grouped(findings: list[dict[str, Any]]) -> list[str]:
+    """One line per (severity, check, device, priority): a check that fires on 16 ports is one line."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for f in findings:
+        groups.setdefault((f["severity"], f["check"], f.get("device"), f.get("priority")), []).append(f)
+    out = []
+    for (sev, check, device, prio), fs in groups.items():
+        ports = [str(f["port"]) for f in fs if f.get("port")]
+        where = str(device or "fabric") + (f" prio {prio}" if prio is not None else "")
+        if ports:
+            shown = ", ".join(ports[:8]) + (f" and {len(ports) - 8} more" if len(ports) > 8 else "")
+            where += f", {len(ports)} port(s): {shown}"
+        out.append(f"{sev.upper()} {check} on {where}: {fs[0].get('message', '')}")
+    return out
+
+
 def _device_md(d: DevicePlan) -> list[str]:
     mark = {"change": "changes", "failed": "**FAILED**", "unchanged": "no change",
             "skipped": "skipped"}[d.state]
@@ -37,8 +53,7 @@ def _device_md(d: DevicePlan) -> list[str]:
     for r in d.rule_findings:
         out.append(f"- rule: {r}")
     out.append(f"- verify before: {len(d.verify_before)} finding(s); after: {len(d.verify_after)} finding(s)")
-    for f in d.new_findings:
-        out.append(f"- **new after the change**: {_finding_line(f)}")
+    out += [f"- **new after the change**: {line}" for line in _grouped(d.new_findings)]
     lines = [ln for ln in d.diff.splitlines() if not ln.startswith(("+++", "---"))]
     if lines:
         shown = lines[:MAX_LINES_PER_DEVICE]
@@ -70,7 +85,7 @@ def to_markdown(plan: Plan) -> str:
     out.append("")
     if plan.new_findings:
         out += ["New findings after the change:", ""]
-        out += [f"- {_finding_line(f)}" for f in plan.new_findings]
+        out += [f"- {line}" for line in _grouped(plan.new_findings)]
         out.append("")
     out += ["### Devices", "", "| device | platform | plan | + | - | transaction |",
             "|---|---|---|---|---|---|"]
