@@ -117,6 +117,7 @@ def register(app: typer.Typer) -> None:
                          endpoints_source=str(endpoints) if endpoints else "the inventory")
         with tempfile.TemporaryDirectory(prefix="fabriccfg-snapshot-") as tmp:
             runner = RunnerOptions(workers=workers, timeout=timeout)
+            (Path(tmp) / "run").mkdir()
             report = live_diff(fabric, jobs, run_base=tmp, runner=runner,
                                insecure_host_keys=insecure_host_keys, run_dir=Path(tmp) / "run")
             output.mkdir(parents=True, exist_ok=True)
