@@ -44,7 +44,8 @@ def _fabriccfg() -> Path:
     exe = Path(sys.executable).parent / "fabriccfg"
     found = exe if exe.is_file() else Path(shutil.which("fabriccfg") or "")
     if not found.is_file():
-        pytest.fail("the fabriccfg console script is not installed next to this interpreter (pip install -e .)")
+        pytest.fail("the fabriccfg console script is not installed next to this interpreter "
+                    "(pip install -e .)")
     return found
 
 
@@ -64,7 +65,8 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _git(tmp_path, "init", "-q", "-b", "main", str(work))
     (work / "inventory").mkdir()
     (work / "inventory" / "fabric.yaml").write_text(LAB.read_text(encoding="utf-8"), encoding="utf-8")
-    (work / "requirements-fabriccfg.txt").write_text(f"fabriccfg=={fabriccfg.__version__}\n", encoding="utf-8")
+    pin = f"fabriccfg=={fabriccfg.__version__}\n"
+    (work / "requirements-fabriccfg.txt").write_text(pin, encoding="utf-8")
     _git(work, "add", "-A")
     _git(work, "commit", "-q", "-m", "today's fabric")
     _git(work, "remote", "add", "origin", str(origin))
@@ -104,7 +106,8 @@ def test_github_workflow_steps_run_in_order(checkout: Path) -> None:
         "actions/checkout", "actions/setup-python", "actions/cache", "actions/upload-artifact"]
     runner_temp = work.parent / "runner-temp"
     runner_temp.mkdir()
-    files = {n: work.parent / f"{n.lower()}.txt" for n in ("GITHUB_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")}
+    names = ("GITHUB_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")
+    files = {n: work.parent / f"{n.lower()}.txt" for n in names}
     for f in files.values():
         f.write_text("", encoding="utf-8")
     ran = []
@@ -112,7 +115,8 @@ def test_github_workflow_steps_run_in_order(checkout: Path) -> None:
         if "run" not in step:
             continue
         env = _base_env(work)
-        env.update({k: str(v) for k, v in files.items()}, RUNNER_TEMP=str(runner_temp), GITHUB_BASE_REF="main")
+        env.update({k: str(v) for k, v in files.items()})
+        env.update(RUNNER_TEMP=str(runner_temp), GITHUB_BASE_REF="main")
         added = [ln for ln in files["GITHUB_PATH"].read_text(encoding="utf-8").splitlines() if ln]
         env["PATH"] = ":".join([*reversed(added), env["PATH"]])
         env.update({k: _event_value(v) for k, v in (step.get("env") or {}).items()})
@@ -145,8 +149,8 @@ def test_gitlab_job_script_runs_in_order(checkout: Path) -> None:
                CI_PROJECT_ID="42", CI_MERGE_REQUEST_IID="17", PLAN_NOTE_TOKEN="stub-token")
     script = work.parent / "job.sh"
     script.write_text("\n".join(job["script"]) + "\n", encoding="utf-8")
-    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=180, check=False)
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=180, check=False)
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
     assert "## fabriccfg plan: roce-lab" in proc.stdout and "(exit 2)" in proc.stdout
     assert ET.parse(work / "plan-junit.xml").getroot().get("failures") == "0"
