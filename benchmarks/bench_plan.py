@@ -1,7 +1,7 @@
 """Wall time of ``fabriccfg plan`` (one ECN change on every switch) vs the same stages strung together by
 hand with the CLI, on the same fabric, baseline, change and checks.
 
-    .venv/bin/python benchmarks/bench_plan.py [--gen-gpus 1028] [--only roce|gen] [--no-peer] [--interval 1]
+    .venv/bin/python benchmarks/bench_plan.py [--gen-gpus 256,1028] [--only roce|gen] [--no-peer] [--interval 1]
 
 Fabrics: the example RoCE lab (14 devices) and a ``gen``-ed RoCE fabric (1028 GPUs -> about 200 devices).
 The change raises ``roce.ecn.kmin_bytes`` by 50 kB: every switch changes, hosts do not.
@@ -43,7 +43,7 @@ def _run(args: list[str], ok: tuple[int, ...] = (0,)) -> float:
     return time.perf_counter() - t
 
 
-def fabrics(tmp: Path, gen_gpus: int, only: str | None) -> list[tuple[str, Path, Path, int]]:
+def fabrics(tmp: Path, gen_gpus: list[int], only: str | None) -> list[tuple[str, Path, Path, int]]:
     """(label, base inventory, changed inventory, devices) per fabric."""
     from fabriccfg.inventory.gen import dump_yaml, generate
 
@@ -52,14 +52,14 @@ def fabrics(tmp: Path, gen_gpus: int, only: str | None) -> list[tuple[str, Path,
     if only in (None, "roce"):
         docs.append(("roce-lab (example)", yaml.safe_load(LAB.read_text(encoding="utf-8"))))
     if only in (None, "gen"):
-        docs.append((f"gen --gpus {gen_gpus} roce", generate(gen_gpus, "roce")))
+        docs += [(f"gen --gpus {n} roce", generate(n, "roce")) for n in gen_gpus]
     for i, (label, doc) in enumerate(docs):
         base = tmp / f"base{i}.yaml"
         base.write_text(dump_yaml(doc), encoding="utf-8")
         doc["roce"]["ecn"]["kmin_bytes"] += 50_000
         changed = tmp / f"changed{i}.yaml"
         changed.write_text(dump_yaml(doc), encoding="utf-8")
-        devices = len(doc.get("switches", [])) + len(doc.get("hosts", [])) + len(doc.get("management_hosts", []))
+        devices = sum(len(doc.get(k, [])) for k in ("switches", "hosts", "management_hosts"))
         out.append((label, base, changed, devices))
     return out
 
@@ -93,7 +93,8 @@ def peer(base: Path, changed: Path, tmp: Path, interval: float) -> dict[str, flo
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gen-gpus", type=int, default=1028, help="gen size (1028 GPUs -> about 200 devices)")
+    ap.add_argument("--gen-gpus", default="1028",
+                    help="gen sizes, comma-separated (1028 GPUs -> about 200 devices)")
     ap.add_argument("--only", choices=("roce", "gen"))
     ap.add_argument("--no-peer", action="store_true", help="skip the hand-strung CLI peer")
     ap.add_argument("--interval", type=float, default=1.0)
@@ -101,7 +102,8 @@ def main() -> None:
     print(f"cpus: {os.cpu_count()}, load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as d:
         tmp = Path(d)
-        for label, base, changed, devices in fabrics(tmp, args.gen_gpus, args.only):
+        sizes = [int(x) for x in str(args.gen_gpus).split(",") if x]
+        for label, base, changed, devices in fabrics(tmp, sizes, args.only):
             wall, stages, code = plan(base, changed, tmp, args.interval)
             print(f"\n{label}: {devices} devices")
             print(f"  plan: {wall:7.2f} s wall ({1000 * wall / devices:6.1f} ms/device), exit {code}")
@@ -110,8 +112,8 @@ def main() -> None:
                 continue
             steps = peer(base, changed, tmp, args.interval)
             total = sum(steps.values())
-            print(f"  peer (CLI steps by hand): {total:7.2f} s wall ({1000 * total / devices:6.1f} ms/device); "
-                  f"plan / peer = {wall / total:.2f}")
+            print(f"  peer (CLI steps by hand): {total:7.2f} s wall ({1000 * total / devices:6.1f} ms/device);"
+                  f" plan / peer = {wall / total:.2f}")
             print("    " + ", ".join(f"{k} {v:.2f} s" for k, v in steps.items()))
 
 

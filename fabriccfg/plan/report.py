@@ -12,6 +12,9 @@ from fabriccfg.secrets import redact
 MAX_LINES_PER_DEVICE = 200
 """Changed lines shown per device in Markdown (GitHub comments stop at 65536 characters)."""
 
+MAX_MARKDOWN_CHARS = 60_000
+"""Device sections stop before the Markdown passes this (a GitHub comment holds 65536 characters)."""
+
 FORMATS = ("markdown", "json", "junit")
 
 
@@ -98,9 +101,20 @@ def to_markdown(plan: Plan) -> str:
     if skipped:
         out.append(f"\nNot push targets: {', '.join(skipped)}.")
     out.append("")
-    for d in plan.devices:
-        if d.state in ("change", "failed"):
-            out += _device_md(d)
+    size = sum(len(x) + 1 for x in out)
+    detailed = [d for d in plan.devices if d.state in ("change", "failed")]
+    # failed devices first: when the comment must be cut, what broke is what a reviewer needs
+    detailed.sort(key=lambda d: d.state != "failed")
+    for i, d in enumerate(detailed):
+        section = _device_md(d)
+        cost = sum(len(x) + 1 for x in section)
+        if size + cost > MAX_MARKDOWN_CHARS:
+            rest = ", ".join(x.name for x in detailed[i:])
+            out.append(f"(report cut at {MAX_MARKDOWN_CHARS} characters: no details for {rest}; "
+                       "see the JSON report)")
+            break
+        out += section
+        size += cost
     return redact("\n".join(out))
 
 

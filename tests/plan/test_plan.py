@@ -12,13 +12,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
 import pytest
 
 import fabriccfg
 from fabriccfg.inventory.load import load_fabric
 from fabriccfg.plan.report import to_junit, to_markdown
-from fabriccfg.plan.run import Plan, PlanOptions, run_plan
+from fabriccfg.plan.run import DevicePlan, Plan, PlanOptions, run_plan
 from fabriccfg.render.engine import render_device
 
 DATA = Path(fabriccfg.__file__).parent / "data"
@@ -156,3 +157,23 @@ def test_platform_rejected_line_fails_with_the_device_error(tmp_path: Path) -> N
     for d in failed.values():
         assert "pfc_enable: invalid value '3,8'" in d.error
     assert "the mock device refused the change" in to_markdown(plan)
+
+
+def test_markdown_stays_within_a_github_comment_and_puts_failures_first() -> None:
+    """A change that touches hundreds of devices still fits one PR comment (65536 characters)."""
+    devices = [DevicePlan(name=f"leaf{i:03d}", platform="eos", state="change", transaction="session",
+                          added=["x"] * 150, removed=["y"] * 150,
+                          diff="\n".join(["-    random-detect ecn minimum-threshold 150000 bytes"] * 150
+                                         + ["+    random-detect ecn minimum-threshold 200000 bytes"] * 150))
+               for i in range(100)]
+    devices.append(DevicePlan(name="leaf999", platform="sonic", state="failed", error="Error: invalid value"))
+    plan = Plan(inventory="big.yaml", fabric="big", devices=devices, verify_before={"status": "OK"},
+                verify_after={"status": "OK"})
+    md = to_markdown(plan)
+    assert len(md) <= 65536
+    assert md.index("### leaf999 (sonic): **FAILED**") < md.index("### leaf000 (eos): changes")
+    assert "report cut at 60000 characters" in md and "see the JSON report" in md
+    assert "leaf099" in md.split("report cut", 1)[1]
+    assert plan.exit_code == 1
+    junit = ET.fromstring(to_junit(plan))
+    assert junit.get("failures") == "1" and junit.get("tests") == str(1 + 2 * len(devices))
