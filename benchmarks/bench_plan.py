@@ -1,7 +1,8 @@
 """Wall time of ``fabriccfg plan`` (one ECN change on every switch) vs the same stages strung together by
 hand with the CLI, on the same fabric, baseline, change and checks.
 
-    .venv/bin/python benchmarks/bench_plan.py [--gen-gpus 256,1028] [--only roce|gen] [--no-peer] [--interval 1]
+    .venv/bin/python benchmarks/bench_plan.py [--gen-gpus 256,1028] [--only roce|gen] [--no-peer]
+                                              [--interval 1]
 
 Fabrics: the example RoCE lab (14 devices) and a ``gen``-ed RoCE fabric (1028 GPUs -> about 200 devices).
 The change raises ``roce.ecn.kmin_bytes`` by 50 kB: every switch changes, hosts do not.
@@ -112,7 +113,8 @@ def main() -> None:
                 continue
             steps = peer(base, changed, tmp, args.interval)
             total = sum(steps.values())
-            print(f"  peer (CLI steps by hand): {total:7.2f} s wall ({1000 * total / devices:6.1f} ms/device);"
+            per = 1000 * total / devices
+            print(f"  peer (CLI steps by hand): {total:7.2f} s wall ({per:6.1f} ms/device);"
                   f" plan / peer = {wall / total:.2f}")
             print("    " + ", ".join(f"{k} {v:.2f} s" for k, v in steps.items()))
 
