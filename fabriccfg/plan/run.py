@@ -195,9 +195,14 @@ def _baselines(opts: PlanOptions, fabric: Fabric) -> tuple[dict[str, dict[str, s
     return {}, "factory state (no --baseline / --base-inventory: every line is a change)"
 
 
+COLLECT_WORKERS = 32
+"""CLI telemetry sessions in parallel (every device of a lab in one wave; the mock is on loopback)."""
+
+
 def _verify(fabric: Fabric, mock: MockFabric, opts: PlanOptions, checks: Any) -> Report:
     targets = dict(mock.endpoints)
-    return verify(fabric, targets, checks, default_collector(), samples=max(2, opts.samples),
+    workers = min(COLLECT_WORKERS, max(8, len(targets)))
+    return verify(fabric, targets, checks, default_collector(workers=workers), samples=max(2, opts.samples),
                   interval=opts.interval)
 
 
