@@ -17,21 +17,27 @@ def suggest(name: str, known: Iterable[str], n: int = 3) -> str:
     return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
-def unknown_names(kind: str, given: Sequence[str], known: Iterable[str]) -> str | None:
-    """The one-line complaint about names in ``given`` that are not in ``known``, or None."""
+def unknown_names(kind: str, given: Sequence[str], known: Iterable[str], where: str = "") -> str | None:
+    """The one-line complaint about names in ``given`` that are not in ``known``, or None:
+    ``no device named 'leafr0' in the inventory (did you mean leaf-r0?)``; a short list of known
+    names (at most 12) is appended."""
     pool = sorted(set(known))
     bad = [g for g in dict.fromkeys(given) if g not in pool]
     if not bad:
         return None
     parts = [f"{g!r}{suggest(g, pool)}" for g in bad]
-    return f"unknown {kind}{'s' if len(bad) > 1 else ''} {', '.join(parts)}"
+    text = f"no {kind} named {', '.join(parts)}" + (f" in {where}" if where else "")
+    if len(pool) <= 12:
+        text += f"; {kind}s: {', '.join(pool) or 'none'}"
+    return text
 
 
 def selection_problem(fabric: Fabric, devices: Sequence[str], roles: Sequence[str]) -> str | None:
     """Why ``--device``/``--role`` cannot select from ``fabric`` (unknown names), or None."""
-    problem = unknown_names("device", devices, fabric.devices)
+    problem = unknown_names("device", devices, fabric.devices, "the inventory")
     if problem is None:
-        problem = unknown_names("role", roles, {str(d.role) for d in fabric.devices.values()})
+        known_roles = {str(d.role) for d in fabric.devices.values()}
+        problem = unknown_names("role", roles, known_roles, "the inventory")
     return problem
 
 

@@ -88,7 +88,7 @@ def _setup(inventory: Path, endpoints: Path | None, checks_dirs: list[Path] | No
 
         problem = unknown_names("check", only, {c.id for c in checks})
         if problem is not None:
-            raise fail(f"{problem}; list them with: fabriccfg verify --help, or see checks/*.yaml")
+            raise fail(problem)
         checks = [c for c in checks if c.id in only]
     return fabric, tgts, checks
 
