@@ -61,7 +61,7 @@ RENDER = RenderSpec(
             (r"^interface (\S+)", r"^description "),
             (r"^interface (\S+)", r"^priority-flow-control pause watchdog port action "),
             (r"^interface (\S+)", r"^((?:uc-)?tx-queue \d+)", r"^bandwidth percent "),
-            (r"^interface (\S+)", r"^((?:uc-)?tx-queue \d+)", r"^random-detect ecn "),
+            (r"^interface (\S+)", r"^((?:uc-)?tx-queue \d+)", r"^random-detect ecn minimum-threshold "),
         ),
     ),
 )
@@ -171,9 +171,10 @@ from fabriccfg.telemetry.parsers import eos as _parse  # noqa: E402
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
 
 SHOW = (
-    _show("eos-ecn", "show interfaces counters ecn", _parse.ecn_samples),
-    _show("eos-pfc", "show priority-flow-control counters", _parse.pfc_samples),
-    _show("eos-pfcwd", "show priority-flow-control counters watchdog", _parse.watchdog_samples),
+    _show("eos-ecn", "show qos interfaces ecn counters queue | json", _parse.ecn_samples),
+    _show("eos-pfc", "show priority-flow-control counters | json", _parse.pfc_samples),
+    _show("eos-pfcwd", "show priority-flow-control counters watchdog | json", _parse.watchdog_samples),
 )
-"""ECN marks, per-priority PFC and PFC-watchdog counters: what the SNMP tables lack."""
+"""ECN marks per tx-queue, PFC frames per port and PFC-watchdog counters (what the SNMP tables lack), in
+the JSON form whose keys Arista's ANTA test vectors pin down; one command per device for all ports."""
 TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.ARISTA_QUEUE, _tt.LLDP), cli=SHOW)
