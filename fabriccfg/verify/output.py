@@ -219,7 +219,7 @@ PRIORITY_LABELS = frozenset({"prio", "priority", "tc"})
 # catalogue unit -> (exported unit suffix, scale to the base unit)
 _UNITS: dict[str, tuple[str, float]] = {
     "bytes": ("bytes", 1.0), "octets/4": ("bytes", 4.0), "packets": ("packets", 1.0),
-    "frames": ("frames", 1.0), "us": ("seconds", 1e-6), "Mb/s": ("bits_per_second", 1e6),
+    "frames": ("frames", 1.0), "us": ("seconds", 1e-6), "Mb/s": ("bytes_per_second", 1e6 / 8),
     "ticks": ("ticks", 1.0), "events": ("", 1.0), "errors": ("", 1.0),
 }
 _UNIT_WORDS = ("pkts", "packets", "octets", "bytes", "frames", "us", "mbps", "counter")
