@@ -47,7 +47,8 @@ def test_known_hosts_flag_on_the_live_mock(tmp_path, mock_lab):
     moved.parent.mkdir()
     shutil.copy(mock_lab.known_hosts, moved)
     bare = tmp_path / "bare.json"  # the endpoints without their known_hosts file: must come from the flag
-    write_endpoints(bare, [e.model_copy(update={"known_hosts": str(tmp_path / "nowhere")}) for e in eps.values()])
+    nowhere = str(tmp_path / "nowhere")
+    write_endpoints(bare, [e.model_copy(update={"known_hosts": nowhere}) for e in eps.values()])
     args = ["diff", str(INV), "--endpoints", str(bare), "-d", "leaf-r0", "--detailed-exitcode",
             "--run-dir", str(tmp_path / "runs")]
     refused = CliRunner().invoke(app, args)
