@@ -290,6 +290,7 @@ def watch_cmd(  # noqa: PLR0917
             raise fail(f"watch round failed: {type(exc).__name__}: {exc}") from None
         finally:
             loop.close()
+        typer.echo(f"{watch.summary(report)}; {loop.series} series", err=True)
         typer.echo(out_mod.render(report, fmt).rstrip("\n"))
         raise typer.Exit(report.exit_code)
     server = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -111,8 +112,9 @@ def test_watch_once(fake):
     r = invoke("watch", ROCE, "--once", "--format", "json")
     # one round without a store: rate checks have no baseline, so the round is UNKNOWN, never OK
     assert r.exit_code == 3, r.output
-    doc = json.loads(r.output)
+    doc = json.loads(r.stdout)
     assert doc["points"] == 1 and doc["status"] == "UNKNOWN"
+    assert re.search(r"UNKNOWN: .*; \d+ series$", r.stderr.strip()), r.stderr  # series count per round
     drops = [f for f in doc["findings"] if f["check"] == "lossless-queue-drops"]
     assert drops and drops[0]["severity"] == "unknown" and "no baseline yet" in drops[0]["message"]
 
