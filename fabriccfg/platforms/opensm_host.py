@@ -140,5 +140,6 @@ TRANSACTION = OpensmHostTransaction
 from fabriccfg.telemetry import commands as _tc  # noqa: E402 (the platform seam)
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec  # noqa: E402
 
-TELEMETRY = _TelemetrySpec(cli=(_tc.IBNETDISCOVER, _tc.IBQUERYERRORS, _tc.SMINFO, _tc.PERFQUERY_LOCAL,
+TELEMETRY = _TelemetrySpec(cli=(_tc.IBNETDISCOVER, _tc.IBQUERYERRORS, _tc.SMINFO, _tc.SM_APPLIED,
+                              _tc.PERFQUERY_LOCAL,
                               *_tc.services("opensm", "opensmd", "sharp_am")))
