@@ -25,8 +25,13 @@ def unknown_names(kind: str, given: Sequence[str], known: Iterable[str], where: 
     bad = [g for g in dict.fromkeys(given) if g not in pool]
     if not bad:
         return None
-    parts = [f"{g!r}{suggest(g, pool)}" for g in bad]
-    text = f"no {kind} named {', '.join(parts)}" + (f" in {where}" if where else "")
+    place = f" in {where}" if where else ""
+    if len(bad) == 1:
+        text = f"no {kind} named {bad[0]!r}{place}{suggest(bad[0], pool)}"
+    else:
+        hints = [(g, suggest(g, pool)) for g in bad]
+        text = f"no {kind}s named {', '.join(map(repr, bad))}{place}" + "".join(
+            f"; for {g!r}{hint.replace(' (', ' ', 1).rstrip(')')}" for g, hint in hints if hint)
     if len(pool) <= 12:
         text += f"; {kind}s: {', '.join(pool) or 'none'}"
     return text
