@@ -155,6 +155,10 @@ def report_families(report: Report) -> list[Family]:
                        f"({codes}); the series disappears when the finding clears.", "gauge", names, rows))
     fams.append(Family("fabriccfg_finding_value", "The measured value behind a numeric finding, in the "
                        "check's unit (see the check's threshold).", "gauge", names, vals))
+    insecure = any("host-key checking was disabled" in w for w in report.warnings)
+    fams.append(Family("fabriccfg_host_keys_unchecked", "1 when this run did not check SSH host keys "
+                       "(--insecure-host-keys: labs only; anyone on the path could impersonate a device).",
+                       "gauge", [], [([], 1.0 if insecure else 0.0)]))
     fams.append(Family("fabriccfg_verify_findings", "Number of findings this run, by severity.", "gauge",
                        ["severity"], [([sev], float(sum(1 for f in report.findings if f.severity == sev)))
                                       for sev in ("critical", "warning", "unknown")]))

@@ -49,6 +49,11 @@ def test_insecure_host_keys_is_loud_and_recorded(fake):  # noqa: F811
     assert json.loads(r.stdout)["warnings"] == ["host-key checking was disabled (--insecure-host-keys)"]
     r = CliRunner().invoke(app, ["verify", ROCE, "--interval", "0s", "--insecure-host-keys"])
     assert "WARNING: host-key checking was disabled" in r.stdout
+    r = CliRunner().invoke(app, ["watch", ROCE, "--once", "--format", "prometheus", "--insecure-host-keys"])
+    assert "WARNING: --insecure-host-keys" in r.stderr
+    assert "\nfabriccfg_host_keys_unchecked 1\n" in r.stdout
+    r = CliRunner().invoke(app, ["watch", ROCE, "--once", "--format", "prometheus"])
+    assert "\nfabriccfg_host_keys_unchecked 0\n" in r.stdout
 
 
 def test_watch_help_has_no_samples_flag():
