@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabriccfg.advise.model import Estimate, Workload, estimate, fabric_profile
-from fabriccfg.commands._select import select, selection_problem, unknown_names
 from fabriccfg.inventory.findings import Finding
 from fabriccfg.inventory.load import InventoryError, LoadResult
 from fabriccfg.inventory.load import load as _load
 from fabriccfg.inventory.models import Fabric
+from fabriccfg.names import select, selection_problem, unknown_names
 from fabriccfg.push.report import DeviceResult, RunReport
 from fabriccfg.render.diff import DeviceDiff, diff_device
 from fabriccfg.render.engine import RenderedDevice, render_fabric

@@ -42,7 +42,7 @@ def load_inventory(inventory: Path) -> Fabric:
 def plan(fabric: Fabric, inventory: Path, endpoints: Path | None, *, devices: list[str], roles: list[str],
          templates: Path | None, known_hosts: Path | None = None) -> list[DeviceJob]:
     """Targets and jobs, or a one-line error and exit 2."""
-    from fabriccfg.commands._select import selection_problem
+    from fabriccfg.names import selection_problem
     from fabriccfg.push import hooks
     from fabriccfg.push.api import PlanError, plan_jobs, select
     from fabriccfg.render.engine import RenderError

@@ -67,7 +67,7 @@ def load_or_exit(inventory: Path) -> Fabric:
 def render_or_exit(fabric: Fabric, devices: Iterable[str] | None, roles: Iterable[str] | None,
                    templates: Path | None) -> list[RenderedDevice]:
     """Render the selected devices; an unknown device or role name is a usage error (exit 2)."""
-    from fabriccfg.commands._select import select, selection_problem
+    from fabriccfg.names import select, selection_problem
     from fabriccfg.render.engine import RenderError, render_fabric
 
     if templates is not None and not templates.is_dir():

@@ -84,7 +84,7 @@ def _setup(inventory: Path, endpoints: Path | None, checks_dirs: list[Path] | No
     except CheckError as exc:
         raise fail(str(exc)) from None
     if only:
-        from fabriccfg.commands._select import unknown_names
+        from fabriccfg.names import unknown_names
 
         problem = unknown_names("check", only, {c.id for c in checks})
         if problem is not None:

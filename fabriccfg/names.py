@@ -1,5 +1,6 @@
-"""One rule for names a user types (devices, roles, check ids): unknown is a usage error with the
-closest known names suggested, in every command (docs/architecture.md, "Contracts")."""
+"""One rule for names a user types (devices, roles, check ids, hosts), for the CLI and the API alike:
+an unknown name is a usage error with the closest known names suggested (docs/architecture.md,
+"Contracts")."""
 
 from __future__ import annotations
 
