@@ -206,7 +206,7 @@ def advise(workload: Workload, fabrics: Sequence[str] = ("ib-hdr-sharp", "ib-hdr
 @contextmanager
 def mock(fabric: Fabric, workdir: PathLike, *, snmp: bool = True) -> Iterator[Lab]:
     """Run the embedded mock fabric on loopback (real SSH servers, SNMP agents) for a notebook or a
-    test: ``with fabriccfg.mock(fabric, tmp) as lab: fabriccfg.verify(fabric, endpoints=lab.endpoints)``."""
+    test: ``with api.mock(fabric, tmp) as lab: api.verify(fabric, endpoints=lab.endpoints)``."""
     from fabriccfg.mock.fabric import MockFabric
 
     with MockFabric(fabric, workdir=Path(workdir), snmp=snmp) as running:

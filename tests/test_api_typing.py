@@ -17,36 +17,36 @@ from pathlib import Path
 SCRIPT = '''"""A user's script: the public API only."""
 from pathlib import Path
 
-import fabriccfg
+from fabriccfg import api
 
-result = fabriccfg.validate("inventories/roce-lab.yaml")
+result = api.validate("inventories/roce-lab.yaml")
 reveal_type(result)
 reveal_type(result.findings)
-fabric = fabriccfg.load("inventories/roce-lab.yaml")
+fabric = api.load("inventories/roce-lab.yaml")
 reveal_type(fabric)
-rendered = fabriccfg.render(fabric, roles=["leaf"])
+rendered = api.render(fabric, roles=["leaf"])
 reveal_type(rendered)
 names: list[str] = [d.name for d in rendered]
 files: dict[str, str] = rendered[0].files
-changes = fabriccfg.diff(fabric, against=Path("saved"))
+changes = api.diff(fabric, against=Path("saved"))
 reveal_type(changes)
 reveal_type(changes.diffs)
 code: int = changes.exit_code
-with fabriccfg.mock(fabric, Path("/tmp/x")) as lab:
+with api.mock(fabric, Path("/tmp/x")) as lab:
     reveal_type(lab)
-    report = fabriccfg.push(fabric, endpoints=lab.endpoints, devices=["leaf-r0"])
+    report = api.push(fabric, endpoints=lab.endpoints, devices=["leaf-r0"])
     reveal_type(report)
     states: list[str] = [d.state for d in report.devices]
-    health = fabriccfg.verify(fabric, endpoints=lab.endpoints, only=["pfc-pause-storm"])
+    health = api.verify(fabric, endpoints=lab.endpoints, only=["pfc-pause-storm"])
     reveal_type(health)
     status: str = health.status
     wheres: list[str] = [f.where for f in health.findings]
-estimates = fabriccfg.advise(fabriccfg.Workload(params=70e9, tokens=1e12, gpus=1024))
+estimates = api.advise(api.Workload(params=70e9, tokens=1e12, gpus=1024))
 reveal_type(estimates)
 mfu: float = estimates[0].mfu
 try:
-    fabriccfg.render(fabric, devices=["leafr0"])
-except fabriccfg.UsageError as exc:
+    api.render(fabric, devices=["leafr0"])
+except api.UsageError as exc:
     message: str = str(exc)
 '''
 
