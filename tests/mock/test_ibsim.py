@@ -193,6 +193,9 @@ def test_full_loop_push_restart_verify_faults(lab_mock: tuple[Fabric, MockFabric
     _sh(mock, "sm2", "printf 'sminfo_polling_timeout 500\\npolling_retry_number 2\\n' "
                      ">> /etc/opensm/opensm.conf && systemctl restart opensmd")
     state = tmp_path / "state"
+    # the first round has no previous sample: rate checks are UNKNOWN "no baseline yet" (docs/verify.md)
+    first = _verify(fab, mock, checks, state)
+    assert first.findings and {f.severity for f in first.findings} == {"unknown"}, first.findings
     report = _verify(fab, mock, checks, state)
     status = {r.check: r.state for r in report.results}
     assert report.findings == [], [f.to_dict() for f in report.findings]
