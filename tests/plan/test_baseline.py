@@ -129,3 +129,27 @@ def test_traffic_follows_the_roce_class_and_stays_monotonic(fabric: Fabric) -> N
     g, h = c(t0 + 80), c(t0 + 90)
     assert h["tc_nobuffer_discard.3"] > g["tc_nobuffer_discard.3"]
     assert m.port_counters("leaf-r3", m.ports("leaf-r3")[0], t0 + 90)["tc_nobuffer_discard.3"] == 0
+
+
+def test_mock_up_baseline_then_live_diff_finds_nothing(tmp_path: Path,
+                                                       rendered: dict[str, dict[str, str]]) -> None:
+    """`mock up --baseline` (detached) from rendered configs: the live `diff` of the same inventory is empty,
+    on every platform, through each platform's own fetch."""
+    base = tmp_path / "base"
+    for device, files in rendered.items():
+        (base / device).mkdir(parents=True)
+        for name, text in files.items():
+            (base / device / name).write_text(text, encoding="utf-8")
+    ep = tmp_path / "mock" / "ep.json"
+    cli = [sys.executable, "-m", "fabriccfg.cli"]
+    up = subprocess.run([*cli, "mock", "up", str(LAB), "--baseline", str(base), "--endpoints", str(ep),
+                         "--detach"], capture_output=True, text=True, timeout=120, check=False)
+    try:
+        assert up.returncode == 0, up.stderr
+        cmd = [*cli, "diff", str(LAB), "--endpoints", str(ep), "--run-dir", str(tmp_path / "runs")]
+        diff = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+        assert diff.returncode == 0, diff.stdout + diff.stderr
+    finally:
+        down = subprocess.run([*cli, "mock", "down", "--endpoints", str(ep)], capture_output=True, text=True,
+                              timeout=60, check=False)
+    assert down.returncode == 0, down.stderr
