@@ -59,7 +59,7 @@ def test_every_platform_loads_its_rendered_config_and_reports_the_intended_roce_
         if fabric.devices[name].kind == "gpu-host":
             paths = platforms.module(state.platform).RENDER.install_paths
             assert all(state.files[paths[f]] == text for f, text in rendered[name].items())
-    assert told == {"eos", "sonic", "cumulus-nvue"}
+    assert told == {"eos", "sonic", "cumulus-nvue", "nxos"}
 
 
 def test_a_line_the_platform_refuses_names_file_and_line(fabric: Fabric,
