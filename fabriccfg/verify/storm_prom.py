@@ -1,12 +1,13 @@
 """Storm-origin tracing over every shard's data, read back from Prometheus.
 
-Each ``watch --shard I/N`` exports its devices' per-port PFC rates (``fabriccfg_pfc_rx_pause_per_second``,
-``fabriccfg_pfc_rx_pause_duration_per_second``, ``fabriccfg_pfc_tx_pause_per_second``, labels
-``device``, ``port``, ``prio``). A shard alone cannot follow a pause path into a switch another shard
-polls (:mod:`fabriccfg.verify.storm`); Prometheus holds all of them. This module asks Prometheus for those
-rates over a recent window (``query_range``, one point per step), turns each step into an evaluation
-point and runs the same tracer (:func:`fabriccfg.verify.storm.pfc_storm_origin`) on the whole fabric:
-same thresholds, same onset rule, same tie-breaking as an unsharded round.
+Each ``watch --shard I/N`` exports its devices' per-port PFC counters
+(``fabriccfg_pfc_rx_pause_frames_total``, ``fabriccfg_pfc_rx_pause_duration_seconds_total``,
+``fabriccfg_pfc_tx_pause_frames_total``, labels ``device``, ``port``, ``priority``). A shard alone
+cannot follow a pause path into a switch another shard polls (:mod:`fabriccfg.verify.storm`);
+Prometheus holds all of them. This module asks Prometheus for those counters' ``rate()`` over a recent
+window (``query_range``, one point per step), turns each step into an evaluation point and runs the
+same tracer (:func:`fabriccfg.verify.storm.pfc_storm_origin`) on the whole fabric: same thresholds,
+same onset rule, same tie-breaking as an unsharded round.
 """
 
 from __future__ import annotations
@@ -23,14 +24,21 @@ from typing import Any
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.telemetry.model import Rate, Sample, Snapshot, labels
 from fabriccfg.verify.engine import Check, Context, Finding, Point
+from fabriccfg.verify.output import exported
 from fabriccfg.verify.storm import pfc_storm_origin
 
-SERIES = {
-    "pfc_rx_pause": "fabriccfg_pfc_rx_pause_per_second",
-    "pfc_rx_pause_duration": "fabriccfg_pfc_rx_pause_duration_per_second",
-    "pfc_tx_pause": "fabriccfg_pfc_tx_pause_per_second",
-}
-"""Sample metric -> the watch exporter's series of its per-second rate."""
+STORM_COUNTERS = ("pfc_rx_pause", "pfc_rx_pause_duration", "pfc_tx_pause")
+"""What the tracer reads: each shard exports them as raw counters (:func:`fabriccfg.verify.output.
+exported`: ``fabriccfg_pfc_rx_pause_frames_total``, ``..._duration_seconds_total`` in base units, label
+``priority``); Prometheus computes the per-second rates the tracer works on."""
+
+
+def rate_query(metric: str, window_s: float) -> tuple[str, float]:
+    """(PromQL, factor back to the collected unit per second) for one storm counter."""
+    exp = exported(metric, "counter64")
+    return f"rate({exp.name}[{max(1, round(window_s))}s])", 1.0 / exp.scale
+
+
 MAX_POINTS = 60
 """Evaluation points asked for at most (onset needs a few, not hours)."""
 MAX_BODY = 64 * 1024 * 1024
@@ -78,19 +86,23 @@ def query_range(base: str, query: str, start: float, end: float, step: float, *,
     return [r for r in result if isinstance(r, dict)]
 
 
-def points_from_series(series: dict[str, list[dict[str, Any]]], step: float) -> list[Point]:
-    """One evaluation point per timestamp seen; each holds the per-second rates at that time."""
+def points_from_series(series: dict[str, list[dict[str, Any]]], step: float,
+                       factors: dict[str, float] | None = None) -> list[Point]:
+    """One evaluation point per timestamp seen; each holds the per-second rates at that time (times
+    ``factors[metric]``: base units back to the collected unit, e.g. seconds to microseconds)."""
     by_ts: dict[float, dict[tuple[str, str | None, str, tuple[tuple[str, str], ...]], float]] = {}
     for metric, rows in series.items():
         for row in rows:
             lab = row.get("metric") or {}
-            device, port, prio = lab.get("device"), lab.get("port") or None, lab.get("prio")
+            device, port = lab.get("device"), lab.get("port") or None
+            prio = lab.get("priority", lab.get("prio"))
+            factor = (factors or {}).get(metric, 1.0)
             if not isinstance(device, str) or not device:
                 continue
             lset = labels(prio=prio) if prio is not None else ()
             for pair in row.get("values") or []:
                 try:
-                    ts, value = float(pair[0]), float(pair[1])
+                    ts, value = float(pair[0]), float(pair[1]) * factor
                 except (TypeError, ValueError, IndexError):
                     continue
                 if math.isfinite(value):
@@ -114,9 +126,9 @@ def trace(fabric: Fabric, check: Check, base: str, *, window: float = 300.0, ste
     """Storm origins over the whole fabric from Prometheus: the findings an unsharded round would give."""
     end = time.time() if now is None else now
     start = end - min(window, step * (MAX_POINTS - 1))
-    series = {metric: query_range(base, name, start, end, step, fetch=fetch)
-              for metric, name in SERIES.items()}
-    points = points_from_series(series, step)
+    queries = {m: rate_query(m, max(2 * step, 5.0)) for m in STORM_COUNTERS}
+    series = {m: query_range(base, q, start, end, step, fetch=fetch) for m, (q, _) in queries.items()}
+    points = points_from_series(series, step, {m: f for m, (_, f) in queries.items()})
     if not points:
         return []
     ctx = Context(fabric, [p.snapshot for p in points], points=points)

@@ -27,11 +27,11 @@ STEPS = (100.0, 101.0, 102.0)
 def _answer(url: str) -> bytes:
     q = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
     assert url.startswith("http://prom.test/api/v1/query_range?")
-    name = q["query"][0]
+    query = q["query"][0]
     result = []
-    if name == "fabriccfg_pfc_rx_pause_duration_per_second":
-        result = [{"metric": {"__name__": name, "device": d, "port": p, "prio": "3", "instance": "x"},
-                   "values": [[t, str(v)] for t in STEPS]} for (d, p), v in PAUSED.items()]
+    if query == "rate(fabriccfg_pfc_rx_pause_duration_seconds_total[5s])":  # exported in seconds
+        result = [{"metric": {"device": d, "port": p, "priority": "3", "instance": "x"},
+                   "values": [[t, str(v / 1e6)] for t in STEPS]} for (d, p), v in PAUSED.items()]
     return json.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}}).encode()
 
 
