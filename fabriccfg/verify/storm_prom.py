@@ -126,7 +126,8 @@ def trace(fabric: Fabric, check: Check, base: str, *, window: float = 300.0, ste
     """Storm origins over the whole fabric from Prometheus: the findings an unsharded round would give."""
     end = time.time() if now is None else now
     start = end - min(window, step * (MAX_POINTS - 1))
-    queries = {m: rate_query(m, max(2 * step, 5.0)) for m in STORM_COUNTERS}
+    # rate() over at least 4 scrapes (a round's step) and 20 s: fewer samples leave gaps under load
+    queries = {m: rate_query(m, max(4 * step, 20.0)) for m in STORM_COUNTERS}
     series = {m: query_range(base, q, start, end, step, fetch=fetch) for m, (q, _) in queries.items()}
     points = points_from_series(series, step, {m: f for m, (_, f) in queries.items()})
     if not points:

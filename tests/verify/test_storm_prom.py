@@ -29,7 +29,7 @@ def _answer(url: str) -> bytes:
     assert url.startswith("http://prom.test/api/v1/query_range?")
     query = q["query"][0]
     result = []
-    if query == "rate(fabriccfg_pfc_rx_pause_duration_seconds_total[5s])":  # exported in seconds
+    if query == "rate(fabriccfg_pfc_rx_pause_duration_seconds_total[20s])":  # exported in seconds
         result = [{"metric": {"device": d, "port": p, "priority": "3", "instance": "x"},
                    "values": [[t, str(v / 1e6)] for t in STEPS]} for (d, p), v in PAUSED.items()]
     return json.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}}).encode()
