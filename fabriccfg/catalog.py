@@ -1,29 +1,25 @@
-"""The platform seam: everything that differs between platforms is declared by one module.
+"""The platform catalogue (ground floor): the facts every stage needs about a platform, and where they are.
 
-Each module in ``fabriccfg.platforms`` defines ``PLATFORM`` (a :class:`PlatformInfo`) plus one
-attribute per capability, each owned by that capability's package and filled in by the module:
-
-- ``RENDER``: what files the platform renders and the derived context its templates need
-  (``fabriccfg.render``);
-- ``TRANSACTION``: how to back up, diff, apply, verify, confirm and roll back on a netmiko
-  connection (``fabriccfg.push``);
-- ``TELEMETRY``: SNMP tables and CLI collectors with their parsers (``fabriccfg.telemetry``).
-
-The mock profile lives in ``fabriccfg.mock.profiles.<module>`` (``fabriccfg.platforms.mock_profile``).
-Nothing outside these places branches on a platform name; the capability packages hold only the
-platform-independent machinery (e.g. ``fabriccfg.push.transaction.CliTransaction``,
-``fabriccfg.push.files.FilesTransaction``, ``fabriccfg.telemetry.commands``).
+A platform is a package (``fabriccfg/platforms/<name>/`` for the built-ins, any importable package for a
+third party) registered under the ``fabriccfg.platforms`` entry-point group; its ``__init__`` defines
+``PLATFORM`` (a :class:`PlatformInfo`: names, technology, port naming, example hardware, ASIC buffers)
+and imports nothing but this module, so the inventory can read facts without importing any stage.
+The stages' pieces (render spec, transaction, telemetry, mock) live in the package's submodules and
+are loaded by :mod:`fabriccfg.registry`.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from functools import cache
+from importlib.metadata import entry_points
+from types import ModuleType
+from typing import Literal, Protocol
 
-if TYPE_CHECKING:
-    from fabriccfg.inventory.models import Switch
+ENTRY_POINT_GROUP = "fabriccfg.platforms"
 
 DeviceKind = Literal["switch", "sm-host", "gpu-host"]
 _BREAKOUT = re.compile(r"^(\d+)x(\d+)G$", re.IGNORECASE)
@@ -33,6 +29,31 @@ def parse_breakout(mode: str) -> tuple[int, int] | None:
     """'4x100G' -> (4, 100); None when the text is not a breakout mode."""
     m = _BREAKOUT.match(mode.strip())
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def quantum_port_number(port: str) -> int | None:
+    """NVIDIA Quantum port numbers (MQM8700 and MQM8790 share the ASIC and its numbering): '1/5' -> 5;
+    a split '1/5/2' -> 10 (split-ready numbering: 2 x (N-1) + lane)."""
+    parts = port.split("/")
+    try:
+        nums = [int(p) for p in parts]
+    except ValueError:
+        return None
+    if len(nums) == 2:
+        return nums[1]
+    if len(nums) == 3:
+        return 2 * (nums[1] - 1) + nums[2]
+    return None
+
+
+class PortLayout(Protocol):
+    """What port naming needs of a switch (the inventory's ``Switch`` is one), without importing the model."""
+
+    @property
+    def ports(self) -> int: ...
+
+    @property
+    def breakouts(self) -> Mapping[str, str]: ...
 
 
 @dataclass(frozen=True)
@@ -55,8 +76,10 @@ class PlatformInfo:
     allowed_breakouts: frozenset[str] = field(default_factory=frozenset)
     fabric_port_number: Callable[[str], int | None] | None = None
     """Port name -> the number the fabric tools (ibnetdiscover) print, for IB switches."""
+    not_a_target: str | None = None
+    """Why the platform can never be a push target ("<model>: <reason>"), when it cannot."""
 
-    def port_names(self, switch: Switch) -> dict[str, int]:
+    def port_names(self, switch: PortLayout) -> dict[str, int]:
         """All port names of ``switch`` (breakouts expanded) -> lane-speed share in Gb/s (0 = default)."""
         if self.port_name is None:
             return {}
@@ -72,3 +95,36 @@ class PlatformInfo:
             else:
                 out[name] = 0
         return out
+
+
+@cache
+def packages() -> dict[str, str]:
+    """Platform name -> package path, from the ``fabriccfg.platforms`` entry points (built-ins included:
+    fabriccfg's own distribution declares them the same way). The first distribution to claim a name wins."""
+    table: dict[str, str] = {}
+    found = entry_points(group=ENTRY_POINT_GROUP)
+    for ep in sorted(found, key=lambda e: (not e.value.startswith("fabriccfg."), e.name)):
+        table.setdefault(ep.name, ep.value)
+    if not any(v.startswith("fabriccfg.platforms.") for v in table.values()):
+        # an install made before the built-ins registered as entry points: say how to fix it
+        raise RuntimeError("fabriccfg's platform entry points are missing: reinstall it (pip install -e .)")
+    return table
+
+
+@cache
+def package(name: str) -> ModuleType:
+    """The platform package of ``name`` (KeyError for an unknown platform)."""
+    return importlib.import_module(packages()[name])
+
+
+def info(name: str) -> PlatformInfo:
+    """The facts of platform ``name`` (KeyError for an unknown platform)."""
+    facts = getattr(package(name), "PLATFORM", None)
+    if not isinstance(facts, PlatformInfo):
+        raise TypeError(f"platform package {packages()[name]} has no PLATFORM (a catalog.PlatformInfo)")
+    return facts
+
+
+def names() -> list[str]:
+    """Every registered platform name, sorted."""
+    return sorted(packages())

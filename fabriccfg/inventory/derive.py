@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fabriccfg.platforms import info as platform_info
+from fabriccfg.catalog import info as platform_info
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Device, Fabric, Link, Nic, RoceQos, Switch

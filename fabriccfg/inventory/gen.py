@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import yaml
 
-from fabriccfg.platforms import info as platform_info
+from fabriccfg.catalog import info as platform_info
 
 Technology = Literal["infiniband", "roce"]
 MAX_GPUS = 262_144

@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fabriccfg import platforms
+from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Host, ManagementHost, Switch
 from fabriccfg.mock import probe_outputs
 from fabriccfg.mock.traffic import IB_EXT_NAMES
@@ -100,7 +100,7 @@ class IbView:
         lid = 1
         sharp = bool(fab.ib is not None and fab.ib.sharp.enabled)
         for sw in fab.switches:
-            info = platforms.info(sw.platform)
+            info = catalog.info(sw.platform)
             if "infiniband" not in info.technologies:
                 continue
             guid = int(sw.guid, 16) if sw.guid else _derived_guid(sw.name)
@@ -141,7 +141,7 @@ class IbView:
     def port_number(self, device: str, port: str) -> int:
         """The IB port number of ``device:port`` (1 for a CA)."""
         if device in self.switch:
-            info = platforms.info(self.model.fabric.devices[device].platform)
+            info = catalog.info(self.model.fabric.devices[device].platform)
             n = info.fabric_port_number(port) if info.fabric_port_number else None
             if n is None:
                 n = self.model.if_index(device, port)
@@ -348,7 +348,7 @@ def ibnetdiscover(model: TrafficModel, t: float | None = None, device: str | Non
         if node.kind != "switch":
             continue
         sw = model.fabric.devices[node.device]
-        managed = isinstance(sw, Switch) and platforms.info(sw.platform).device_type is not None
+        managed = isinstance(sw, Switch) and catalog.info(sw.platform).device_type is not None
         out += [
             "vendid=0x2c9",
             "devid=0xd2f0",
@@ -888,7 +888,7 @@ ShowCommands = Sequence[tuple[re.Pattern[str], Renderer]]
 def show_commands(platform: str) -> ShowCommands:
     """The platform's mock profile ``SHOW_COMMANDS``: (command regex, renderer), empty when it has none."""
     try:
-        profile = platforms.mock_profile(platform)
+        profile = registry.mock_profile(platform)
     except KeyError:  # not a registered platform
         return ()
     commands: ShowCommands = getattr(profile, "SHOW_COMMANDS", ())

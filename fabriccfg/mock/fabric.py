@@ -29,7 +29,7 @@ from typing import Any
 
 import asyncssh
 
-from fabriccfg import platforms
+from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.mock.ssh import (
     CliProfile,
@@ -54,19 +54,19 @@ class MockError(Exception):
 
 def profile_for(platform: str) -> CliProfile | None:
     """The mock CLI profile of ``platform`` (None for platforms without a CLI)."""
-    info = platforms.info(platform)
+    info = catalog.info(platform)
     if info.device_type is None:
         return None
-    module = platforms.mock_profile(platform)
+    module = registry.mock_profile(platform)
     if module is None:
-        raise MockError(f"platform {platform} has a CLI but no mock profile in fabriccfg.mock.profiles")
+        raise MockError(f"platform {platform} has a CLI but its package ships no mock.py (mock profile)")
     prof: CliProfile = module.PROFILE
     return prof
 
 
 def managed_devices(fabric: Fabric) -> list[str]:
     """Devices that get an SSH server (platforms with a CLI), in inventory order."""
-    return [name for name, dev in fabric.devices.items() if platforms.info(dev.platform).device_type]
+    return [name for name, dev in fabric.devices.items() if catalog.info(dev.platform).device_type]
 
 
 def sidecar(endpoints_file: Path, suffix: str) -> Path:
@@ -183,7 +183,7 @@ class Worker:
         spec = self.spec
         if not spec.snmp or self.model is None:
             return None
-        info = platforms.info(spec.fabric.devices[name].platform)
+        info = catalog.info(spec.fabric.devices[name].platform)
         if not info.has_snmp or info.kind != "switch":
             return None
         try:
@@ -467,7 +467,7 @@ class MockFabric:
         version = self.fabric.credentials.snmp.version if self.fabric.credentials.snmp else "3"
         for s in sorted(started, key=lambda s: self.names.index(s.name)):
             dev = self.fabric.devices[s.name]
-            info = platforms.info(dev.platform)
+            info = catalog.info(dev.platform)
             kh_lines.append(f"[{self.host}]:{s.ssh_port} {s.host_key}")
             snmp = None
             if s.snmp_port is not None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from fabriccfg import platforms
+from fabriccfg import registry
 from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError, first_error_line, read_file, upload
 
 
@@ -57,7 +57,7 @@ class FilesTransaction(CliTransaction):
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)
-        spec = getattr(platforms.module(ctx.platform), "RENDER", None)
+        spec = registry.render(ctx.platform)
         self.install_paths: Mapping[str, str] = dict(getattr(spec, "install_paths", {}) or {})
         self.exists: dict[str, bool] = {}
         """File name -> whether it existed when fetched."""

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from fabriccfg import registry
+
 
 class DiffLike(Protocol):
     """What the push needs from ``fabriccfg.render.diff.DeviceDiff``."""
@@ -117,6 +119,12 @@ class Transaction(Protocol):
         """Take back :meth:`restore_point`'s fields in a new process (``push --recover``), so that
         :meth:`rollback`, :meth:`confirm` and :meth:`cleanup` work on the device a dead run left."""
         ...
+
+
+def transaction_class(platform: str) -> type[Transaction] | None:
+    """The platform's ``TRANSACTION`` class from the registry; None when it is never a push target."""
+    cls = registry.transaction(platform)
+    return cls if isinstance(cls, type) else None
 
 
 def first_error_line(output: str, pattern: str) -> str:

@@ -4,6 +4,8 @@ pfc-watchdog`` (one port per command; the RoCE counters are those of the RoCE tr
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.telemetry.parsers._table import data_lines, num
@@ -99,3 +101,10 @@ def watchdog_samples(device: str, port: str | None, text: str) -> list[Sample]:
         status = "stormed" if d["status"] in ("deadlock", "stormed") else str(d["status"])
         out.append(Sample(device, port, "pfcwd_status", lbl, status, "state"))
     return out
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "nvue_roce": parse_roce_counters,
+    "nvue_pfcwd": parse_watchdog,
+}
+"""Tool name (the fixture folder under tests/telemetry/fixtures) -> structured parser."""

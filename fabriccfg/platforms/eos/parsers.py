@@ -5,6 +5,8 @@ are expanded to the inventory's ``Ethernet1/1``."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.telemetry.parsers._table import data_lines, num
@@ -82,3 +84,11 @@ def watchdog_samples(device: str, text: str) -> list[Sample]:
             state = "stormed" if d["stuck"] > d["recovered"] else "operational"
             out.append(Sample(device, port, "pfcwd_status", lbl, state, "state"))
     return out
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "eos_ecn": parse_ecn,
+    "eos_pfc": parse_pfc,
+    "eos_pfcwd": parse_watchdog,
+}
+"""Tool name (the fixture folder under tests/telemetry/fixtures) -> structured parser."""

@@ -4,6 +4,8 @@ CoS) and ``show queuing pfc-queue interface PORT detail`` (PFC watchdog)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.telemetry.parsers._table import num
@@ -90,3 +92,10 @@ def pfc_queue_samples(device: str, port: str | None, text: str) -> list[Sample]:
         status = "stormed" if state == "shutdown" else "operational"
         out.append(Sample(device, port, "pfcwd_status", lbl, status, "state"))
     return out
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "nxos_queuing": parse_queuing,
+    "nxos_pfc_queue": parse_pfc_queue,
+}
+"""Tool name (the fixture folder under tests/telemetry/fixtures) -> structured parser."""

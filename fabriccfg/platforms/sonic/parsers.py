@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.telemetry.parsers._table import data_lines, num
@@ -112,3 +114,12 @@ def ecn_samples(device: str, text: str) -> list[Sample]:
     """ECN marks from ``show queue wredcounters`` (WRED drops come from SNMP on SONiC)."""
     return [Sample(device, port, "ecn_marked", labels(tc=q), d["ecn_marked_pkts"], "counter64")
             for port, qs in parse_wred(text).items() for q, d in qs.items() if "ecn_marked_pkts" in d]
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "sonic_pfcwd": parse_pfcwd,
+    "sonic_queue": parse_queue_counters,
+    "sonic_wred": parse_wred,
+    "sonic_pfc": parse_pfc,
+}
+"""Tool name (the fixture folder under tests/telemetry/fixtures) -> structured parser."""
