@@ -10,6 +10,7 @@ if [[ "${1:-}" == "--with-peers" ]]; then
   command -v snmpd >/dev/null 2>&1 || need+=(snmpd)
   command -v snmpbulkwalk >/dev/null 2>&1 || need+=(snmp)
   command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+  command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)   # verifies the documented watch units
   if ((${#need[@]})); then
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
       echo "installing Debian peers: ${need[*]}"

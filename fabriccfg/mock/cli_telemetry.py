@@ -19,6 +19,7 @@ on a split-ready switch) when ``ib.sharp.enabled``. Node descriptions: ``MF0;<na
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shlex
 import time
@@ -735,50 +736,46 @@ def sonic_pfcwd_stats(model: TrafficModel, device: str, t: float) -> tuple[str, 
 
 
 # ----- EOS
-def _eos_short(port: str) -> str:
-    return port.replace("Ethernet", "Et")
+# The ``| json`` forms the collector runs (keys from Arista's ANTA test vectors; see
+# tests/telemetry/fixtures/eos_*/SOURCE). EOS prints JSON indented by four spaces.
+def _eos_json(doc: dict[str, object]) -> tuple[str, int]:
+    return json.dumps(doc, indent=4) + "\n", 0
 
 
-def eos_counters_ecn(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
-    """``show interfaces [IF] counters ecn`` (modelled): ECN-marked packets per port and TxQ."""
+def eos_ecn_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
+    """``show qos interfaces [IF] ecn counters queue | json``: ECN-marked packets per tx-queue as strings;
+    ``-`` where ECN counting is not configured (the templates count on the lossless queue only)."""
     ports = _sonic_ports(model, device, port)
     if ports is None:
-        return f"% Invalid input (at token 2: '{port}')\n", 1
-    lines = ["Port          TxQ    ECN Marked Pkts", "------------  -----  ---------------"]
+        return f"% Invalid input (at token 3: '{port}')\n", 1
+    p = _lossless(model)
+    intfs: dict[str, object] = {}
     for name in ports:
         c = _counters(model, device, name, t)
-        for q in range(8):
-            lines.append(f"{_eos_short(name):<12}  TxQ{q:<2} {c[f'ecn_marked.{q}']:>16}")
-    return "\n".join(lines) + "\n", 0
+        counts = {str(q): str(c[f"ecn_marked.{q}"]) if q == p else "-" for q in range(8)}
+        intfs[name] = {"queueCounters": counts}
+    return _eos_json({"intfQueueCounters": intfs})
 
 
 def eos_pfc_counters(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
-    """``show priority-flow-control counters detail`` (modelled): Rx/Tx PFC frames per priority."""
-    lines = []
+    """``show priority-flow-control counters | json``: PFC frames received/sent per port (all priorities)."""
+    intfs: dict[str, object] = {}
     for name in model.ports(device):
         c = _counters(model, device, name, t)
-        lines.append(f"{_eos_short(name)}")
-        lines.append("  Priority       RxPfc           TxPfc")
-        for q in range(8):
-            lines.append(f"  {q:<8} {c[f'pfc_rx_pause.{q}']:>12} {c[f'pfc_tx_pause.{q}']:>15}")
-    return "\n".join(lines) + "\n", 0
+        intfs[name] = {"rxFrames": c["pfc_indications"], "txFrames": c["pfc_requests"]}  # all-priority sums
+    return _eos_json({"interfaceCounters": intfs})
 
 
 def eos_pfc_watchdog(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
-    """``show priority-flow-control counters watchdog`` (modelled): stuck/recovered/dropped per TxQ."""
+    """``show priority-flow-control counters watchdog | json``: stuck/recovery counts per tx-queue, only
+    for interfaces the watchdog has fired on (EOS answers ``{"interfaces": {}}`` before any event)."""
     p = _lossless(model)
-    lines = [
-        "Port        TxQ   Stuck  Recovered  Dropped(Current)  Dropped(Aggregate)",
-        "----------  ----  -----  ---------  ----------------  ------------------",
-    ]
+    intfs: dict[str, object] = {}
     for name in model.ports(device):
-        c = _counters(model, device, name, t)
-        det, res, storm = _wd_state(c, p)
-        drop = c[f"pfcwd_tx_drop.{p}"]
-        lines.append(
-            f"{_eos_short(name):<10}  TxQ{p} {det:>6} {res:>10} {drop if storm else 0:>17} {drop:>19}"
-        )
-    return "\n".join(lines) + "\n", 0
+        det, res, _storm = _wd_state(_counters(model, device, name, t), p)
+        if det:
+            intfs[name] = {"txQueues": {str(p): {"stuckCount": det, "recoveryCount": res}}}
+    return _eos_json({"interfaces": intfs})
 
 
 # ----- NX-OS

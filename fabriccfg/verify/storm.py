@@ -81,17 +81,23 @@ class Storm:
         return out
 
 
+def _prio_ok(label: str | None, priority: int) -> bool:
+    """The priority's own counter, or a port total (no ``prio`` label: EOS counts PFC frames per port
+    only): as in the check engine, an unlabelled sample stands for the scoped (lossless) priority."""
+    return label is None or label == str(priority)
+
+
 def paused_fraction(ctx: Context, point: int, device: str, port: str, priority: int) -> float | None:
     pt = ctx.points[point]
     rows = pt.by_port.get((device, port, "pfc_rx_pause_duration"), [])
     for s in rows:
-        if s.label("prio") == str(priority):
+        if _prio_ok(s.label("prio"), priority):
             r = pt.rates.get(s.key)
             if r is not None and r.value_per_s is not None:
                 return min(1.0, r.value_per_s / 1e6)
     rows = pt.by_port.get((device, port, "pfc_rx_pause"), [])
     for s in rows:
-        if s.label("prio") == str(priority):
+        if _prio_ok(s.label("prio"), priority):
             r = pt.rates.get(s.key)
             if r is None or r.value_per_s is None:
                 return None
@@ -105,7 +111,7 @@ def paused_fraction(ctx: Context, point: int, device: str, port: str, priority: 
 def _tx_pause(ctx: Context, device: str, port: str, priority: int) -> float | None:
     pt = ctx.points[-1]
     for s in pt.by_port.get((device, port, "pfc_tx_pause"), []):
-        if s.label("prio") == str(priority):
+        if _prio_ok(s.label("prio"), priority):
             r = pt.rates.get(s.key)
             return r.value_per_s if r is not None else None
     return None

@@ -104,25 +104,25 @@ SAMPLES: list[tuple[str, str, list[str], str, str]] = [
     ("sonic_pfc_counters.txt", "roce-lab.yaml", ["pause-storm:gpu02:mlx5_1"], "leaf-r1", "show pfc counters"),
     ("sonic_pfcwd_stats.txt", "roce-lab.yaml", ["pause-storm:gpu02:mlx5_1"], "leaf-r1", "pfcwd show stats"),
     (
-        "eos_counters_ecn.txt",
+        "eos_ecn_counters.json.txt",
         "roce-lab.yaml",
         ["congestion:gpu01"],
         "leaf-r2",
-        "show interfaces Ethernet1/1 counters ecn",
+        "show qos interfaces Ethernet1/1 ecn counters queue | json",
     ),
     (
-        "eos_pfc_counters.txt",
+        "eos_pfc_counters.json.txt",
         "roce-lab.yaml",
         ["pause-storm:gpu01:mlx5_2"],
         "leaf-r2",
-        "show priority-flow-control counters detail",
+        "show priority-flow-control counters | json",
     ),
     (
-        "eos_pfc_watchdog.txt",
+        "eos_pfc_watchdog.json.txt",
         "roce-lab.yaml",
         ["pause-storm:gpu01:mlx5_2"],
         "leaf-r2",
-        "show priority-flow-control counters watchdog",
+        "show priority-flow-control counters watchdog | json",
     ),
     (
         "nxos_queuing_interface.txt",
@@ -354,7 +354,8 @@ def test_switch_show_commands_carry_the_counters(roce: Fabric) -> None:
     marks = mi.port_counters("leaf-r1", "Ethernet8", T)["ecn_marked.3"]
     assert re.search(rf"^\s*Ethernet8\s+UC3\s+0\s+0\s+{marks:,}\s", text, re.M)
     # EOS / NX-OS accept abbreviated interface names
-    assert (C.run(model, "leaf-r2", "show interfaces Et1/1 counters ecn", T) or ("", 1))[1] == 0
+    eos_ecn = "show qos interfaces Et1/1 ecn counters queue | json"
+    assert (C.run(model, "leaf-r2", eos_ecn, T) or ("", 1))[1] == 0
     assert (C.run(model, "leaf-r3", "show queuing interface eth1/2", T) or ("", 1))[1] == 0
     assert (C.run(model, "leaf-r3", "show queuing interface ethernet1/99", T) or ("", 0))[1] == 1
     # not telemetry commands, or the wrong platform's command

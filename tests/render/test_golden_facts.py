@@ -23,6 +23,9 @@ EOS_FACTS = [
     ("ECN thresholds in bytes (units keyword 'bytes'; intent 150000/1500000 B)",
      r"(?m)^      random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1500000 bytes "
      r"max-mark-probability 100 weight 0$", "roce.md §4; AVD schema units"),
+    ("ECN marks counted on the RoCE queue (else EOS shows '-' in 'show qos interfaces ecn counters queue')",
+     r"(?m)^   uc-tx-queue 3\n(?:      .*\n)*      random-detect ecn count$",
+     "AVD schema: uc_tx_queues[].random_detect.ecn.count; anta test_interfaces.py ECN vectors"),
     ("PFC watchdog times in seconds (200/100/400 ms -> 0.2/0.1/0.4)",
      r"(?ms)^priority-flow-control pause watchdog default timeout 0\.2$.*"
      r"^priority-flow-control pause watchdog default polling-interval 0\.1$.*"

@@ -86,6 +86,9 @@ def structured_config(fabric: Fabric, sw: Switch) -> dict[str, Any]:
     for port, peer in _port_peers(fabric, sw.name).items():
         iface: dict[str, Any] = {"name": port, "description": peer, "mtu": min(q.mtu, EOS_MAX_MTU),
                                  "qos": {"trust": "dscp"}, "service_profile": "ROCE"}
+        if q.ecn_enabled:  # the ECN-marked counter EOS reports only when enabled (AVD: interface-level only)
+            iface["uc_tx_queues" if uc else "tx_queues"] = [
+                {"id": q.roce_priority, "random_detect": {"ecn": {"count": True}}}]
         if q.pfc_enabled:
             iface["priority_flow_control"] = {"enabled": True,
                                               "priorities": [{"priority": q.roce_priority, "no_drop": True}]}

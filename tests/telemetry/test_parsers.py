@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from fabriccfg.platforms.eos import parsers as eos
 from fabriccfg.telemetry.parsers import all_parsers
 
 PARSERS = all_parsers()
@@ -39,3 +40,17 @@ def test_fixture(case: Path) -> None:
         expected_path.write_text(json.dumps(parsed, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     assert expected_path.exists(), f"write {expected_path.name} (REGEN=1 writes the output for review)"
     assert parsed == json.loads(expected_path.read_text(encoding="utf-8"))
+
+
+def test_eos_json_parsers_on_bad_input() -> None:
+    """An EOS error line parses to nothing (the collector reports the line); anything else that is not
+    the expected JSON is a one-line ValueError with the position, never a traceback from deep inside."""
+    assert eos.parse_pfc("% Invalid input (at token 1: 'priority-flow-control')\n") == {}
+    assert eos.parse_watchdog('{"interfaces": {}}\n') == {}  # EOS before any watchdog event
+    with pytest.raises(ValueError, match=r"^not EOS JSON \(line 2 col \d+: Expecting value\)$"):
+        eos.parse_ecn('{\n    "intfQueueCounters": \n')
+    with pytest.raises(ValueError, match="without a 'interfaceCounters' object"):
+        eos.parse_pfc('{"interfaceCounters": []}')
+    with pytest.raises(ValueError, match="without a 'interfaces' object"):
+        eos.parse_watchdog("[1, 2]")
+    assert eos.parse_ecn('{"intfQueueCounters": {"Ethernet1/1": {"queueCounters": {"3": "-"}}}}') == {}

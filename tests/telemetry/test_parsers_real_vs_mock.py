@@ -10,6 +10,7 @@ Folders for which no real capture could be found say so in ``SOURCE`` (``not_fou
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from pathlib import Path
@@ -42,8 +43,12 @@ MOCK_COMMAND: dict[str, tuple[str, list[str], str, str]] = {
     "perfquery": ("ib-lab-mqm8790", ["ib-congestion:ib-leaf-r0:1/1"], "gpu01", "perfquery -x"),
     "ibqueryerrors": ("ib-lab-mqm8700", ["ib-symbol-errors:ib8700-leaf1:1/2"], "node01", "ibqueryerrors"),
     "ibnetdiscover": ("ib-lab-mqm8700", [], "node01", "ibnetdiscover"),
+    "eos_ecn": ("roce-lab", ["congestion:gpu01"], "leaf-r2",
+                "show qos interfaces ecn counters queue | json"),
+    "eos_pfc": ("roce-lab", ["pause-storm:gpu01:mlx5_2"], "leaf-r2",
+                "show priority-flow-control counters | json"),
 }
-NO_CAPTURE = {"eos_ecn", "eos_pfc", "eos_pfcwd", "nxos_queuing", "nxos_pfc_queue"}
+NO_CAPTURE = {"eos_pfcwd", "nxos_queuing", "nxos_pfc_queue"}
 """No published capture found (each folder's SOURCE lists what was searched)."""
 NOT_IN_MOCK = {"systemctl": "rendered by the mock shell (fabriccfg.mock.shell), not by cli_telemetry"}
 
@@ -68,7 +73,8 @@ ONLY_MOCK: dict[str, dict[str, str]] = {
                                  "ibqueryerrors.c (CapMask2 bit 1); the published captures are 32-bit",
     },
 }
-EXACT = {"sonic_pfc", "sonic_pfcwd", "sonic_queue", "sonic_wred", "nvue_roce", "nvue_pfcwd", "sminfo"}
+EXACT = {"sonic_pfc", "sonic_pfcwd", "sonic_queue", "sonic_wred", "nvue_roce", "nvue_pfcwd", "sminfo",
+         "eos_ecn", "eos_pfc"}
 """Same structure both ways. Elsewhere the real captures show optional parts a given scenario does not
 produce (thresholds, suppressed lists, other output modes): there the mock's structure must be a subset."""
 _INSTANCE = re.compile(r"^(?:[A-Za-z][A-Za-z-]*)?\d+(?:/\d+)*$|^0x[0-9a-fA-F]+$|^ALL$")
@@ -150,3 +156,20 @@ def test_mock_parses_like_the_real_capture(folder: str) -> None:
     assert not only_real and not only_mock, (
         f"{folder}: the mock drifted from the real capture\n only in real: {sorted(only_real)}\n"
         f" only in mock: {sorted(only_mock)}")
+
+
+JSON_REPLIES = {"eos_ecn", "eos_pfc"}
+"""Folders whose command answers JSON: there the raw replies themselves must have the same shape (keys,
+and value types such as EOS's string ECN counts), not only the parsed structure."""
+
+
+@pytest.mark.parametrize("folder", sorted(JSON_REPLIES))
+def test_mock_json_reply_has_the_real_shape(folder: str) -> None:
+    real: set[str] = set()
+    for name in source(folder)["real"]:
+        real |= shape(json.loads((FIXTURES / folder / name).read_text(encoding="utf-8")))
+    inventory, scenarios, device, line = MOCK_COMMAND[folder]
+    model = TrafficModel(load_fabric(INV / f"{inventory}.yaml"), scenarios, seed=1, t0=T0)
+    res = C.run(model, device, line, T0 + 30)
+    assert res is not None and res[1] == 0, line
+    assert shape(json.loads(res[0])) == real, f"{folder}: the mock's JSON reply drifted from the real one"

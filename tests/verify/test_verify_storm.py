@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fabriccfg.telemetry.model import Sample
 from fabriccfg.verify.engine import Context, evaluate
 from fabriccfg.verify.storm import paused_ports, trace
 
@@ -91,3 +92,31 @@ def test_pause_loop_is_reported_as_loop(roce):
     assert len(storms) == 1 and storms[0].origin_kind == "loop"
     assert storms[0].origin_port is None and storms[0].origin in ("leaf-r0", "spine1", "leaf-r1", "spine2")
     assert len(storms[0].affected) == 4
+
+
+def _eos_port_totals(snap, device):
+    """What an EOS switch reports over CLI: PFC frames per port, no priority, no pause duration."""
+    totals: dict[tuple[str | None, str], int] = {}
+    keep = []
+    for s in snap.samples.get(device, []):
+        if s.metric in ("pfc_rx_pause", "pfc_tx_pause"):
+            totals[(s.port, s.metric)] = (totals.get((s.port, s.metric), 0) + int(s.value)) % (1 << 64)
+        elif s.metric not in ("pfc_rx_pause_duration", "pfc_tx_pause_duration"):
+            keep.append(s)
+    keep += [Sample(device, port, metric, (), v, "counter64") for (port, metric), v in totals.items()]
+    snap.samples[device] = keep
+    return snap
+
+
+def test_origin_traced_through_a_switch_with_port_total_pfc_counters(roce):
+    """leaf-r2 is EOS, whose PFC counters are port totals without a priority (ANTA's test vectors)."""
+    s = Synth(roce)
+    s.pause_storm("gpu06", "mlx5_2", since=5.0, hop_s=1.0)
+    snaps = [_eos_port_totals(s.snapshot(t), "leaf-r2") for t in (4.0, 7.0, 8.0, 9.0)]
+    assert not any(x.label("prio") for x in snaps[-1].samples["leaf-r2"] if x.metric == "pfc_rx_pause")
+    ctx = Context(roce, snaps)
+    paused = paused_ports(ctx, 0.5)
+    assert any(d == "leaf-r2" for d, _p in paused), sorted(paused)
+    storms = trace(ctx, paused)
+    assert [st.origin for st in storms] == ["gpu06:mlx5_2"]
+    assert storms[0].path[:2] == ["gpu06:mlx5_2", "leaf-r2:Ethernet6/1"]

@@ -330,8 +330,10 @@ SNMP_AGENT = _m.Agent(
     sys_object_id=(1, 3, 6, 1, 4, 1, 30065, 1, 3011, 7060, 3282, 6400),
 )
 SHOW_COMMANDS = (
-    (re.compile(rf"^show interfaces?(?: {_ct.PORT})? counters ecn$", re.IGNORECASE),
-     _ct.opt_port(_ct.eos_counters_ecn)),
-    (re.compile(r"^show priority-flow-control counters(?: detail)?$"), _ct.no_args(_ct.eos_pfc_counters)),
-    (re.compile(r"^show priority-flow-control counters watchdog$"), _ct.no_args(_ct.eos_pfc_watchdog)),
+    (re.compile(rf"^show qos interfaces(?: {_ct.PORT})? ecn counters queue \| json$", re.IGNORECASE),
+     _ct.opt_port(_ct.eos_ecn_counters)),
+    (re.compile(r"^show priority-flow-control counters \| json$"), _ct.no_args(_ct.eos_pfc_counters)),
+    (re.compile(r"^show priority-flow-control counters watchdog \| json$"),
+     _ct.no_args(_ct.eos_pfc_watchdog)),
 )
+"""The ``| json`` forms fabriccfg collects (tests/telemetry/fixtures/eos_*/SOURCE name the vendor data)."""

@@ -1,61 +1,92 @@
-"""Arista EOS show commands: ``show interfaces counters ecn``, ``show priority-flow-control counters``
-and ``show priority-flow-control counters watchdog``. Port names come abbreviated (``Et1/1``); they
-are expanded to the inventory's ``Ethernet1/1``."""
+"""Arista EOS show commands in their ``| json`` form, one command per device for all interfaces:
+
+- ``show qos interfaces ecn counters queue | json``:
+  ``{"intfQueueCounters": {IF: {"queueCounters": {TXQ: "N" | "-"}}}}``; the counts are strings and
+  ``-`` means ECN counting is not configured on that tx-queue (``random-detect ecn count``).
+- ``show priority-flow-control counters | json``:
+  ``{"interfaceCounters": {IF: {"rxFrames": N, "txFrames": N}}}``: PFC frames per port, all priorities.
+- ``show priority-flow-control counters watchdog | json``:
+  ``{"interfaces": {IF: {"txQueues": {TXQ: {"stuckCount": N, "recoveryCount": N}}}}}``; EOS lists an
+  interface (and a queue) only once the watchdog has fired on it.
+
+The first two are pinned by Arista's own test vectors (ANTA, ``tests/units/anta_tests/test_interfaces.py``);
+the watchdog keys only by public code that reads them (see ``tests/telemetry/fixtures/eos_*/SOURCE``).
+"""
 
 from __future__ import annotations
 
-import re
+import json
 from collections.abc import Callable
 from typing import Any
 
 from fabriccfg.telemetry.model import Sample, labels
-from fabriccfg.telemetry.parsers._table import data_lines, num
-
-_ABBR = re.compile(r"^Et(?=\d)")
-_TXQ = re.compile(r"^TxQ(\d+)$", re.IGNORECASE)
 
 
-def port_name(text: str) -> str:
-    return _ABBR.sub("Ethernet", text)
+def _document(text: str, top: str) -> dict[str, Any]:
+    """The ``top`` member of an EOS JSON reply; {} for an EOS error line (``% ...``): the collector
+    reports that line. Anything else that is not EOS JSON is a one-line ValueError."""
+    body = text.strip()
+    if not body or body.startswith("%"):
+        return {}
+    try:
+        doc = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not EOS JSON (line {exc.lineno} col {exc.colno}: {exc.msg})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get(top, {}), dict):
+        raise ValueError(f"EOS JSON without a {top!r} object")
+    value: dict[str, Any] = doc.get(top, {})
+    return value
+
+
+def _count(v: object) -> int | None:
+    """A counter as EOS prints it in JSON: an integer, or a decimal string ('-' = not counted)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v)
+    return None
 
 
 def parse_ecn(text: str) -> dict[str, dict[str, int]]:
-    """port -> {tc: ECN-marked packets}."""
+    """port -> {tx-queue: ECN-marked packets}; queues showing ``-`` (not counted) are left out."""
     out: dict[str, dict[str, int]] = {}
-    for row in data_lines(text):
-        if len(row) >= 3 and (m := _TXQ.match(row[1])) and (v := num(row[-1])) is not None:
-            out.setdefault(port_name(row[0]), {})[m.group(1)] = v
+    for port, d in _document(text, "intfQueueCounters").items():
+        queues = d.get("queueCounters", {}) if isinstance(d, dict) else {}
+        if not isinstance(queues, dict):
+            continue
+        counted = {str(q): n for q, v in queues.items() if (n := _count(v)) is not None}
+        if counted:
+            out[str(port)] = counted
     return out
 
 
-def parse_pfc(text: str) -> dict[str, dict[str, dict[str, int]]]:
-    """port -> {prio: {"rx": n, "tx": n}}."""
-    out: dict[str, dict[str, dict[str, int]]] = {}
-    port: str | None = None
-    for line in text.splitlines():
-        s = line.split()
-        if not s:
+def parse_pfc(text: str) -> dict[str, dict[str, int]]:
+    """port -> {"rx": PFC frames received, "tx": PFC frames sent} (all priorities)."""
+    out: dict[str, dict[str, int]] = {}
+    for port, d in _document(text, "interfaceCounters").items():
+        if not isinstance(d, dict):
             continue
-        if len(s) == 1 and not s[0].isdigit():
-            port = port_name(s[0])
-            out.setdefault(port, {})
-        elif port is not None and len(s) == 3 and s[0].isdigit():
-            rx, tx = num(s[1]), num(s[2])
-            if rx is not None and tx is not None:
-                out[port][s[0]] = {"rx": rx, "tx": tx}
+        rx, tx = _count(d.get("rxFrames")), _count(d.get("txFrames"))
+        if rx is not None and tx is not None:
+            out[str(port)] = {"rx": rx, "tx": tx}
     return out
 
 
 def parse_watchdog(text: str) -> dict[str, dict[str, dict[str, int]]]:
-    """port -> {prio: {"stuck", "recovered", "dropped_current", "dropped_total"}}."""
+    """port -> {tx-queue: {"stuck", "recovered"}} for the ports/queues the watchdog has fired on."""
     out: dict[str, dict[str, dict[str, int]]] = {}
-    for row in data_lines(text):
-        if len(row) >= 6 and (m := _TXQ.match(row[1])):
-            vals = [num(x) for x in row[2:6]]
-            if all(v is not None for v in vals):
-                stuck, rec, cur, agg = (int(v or 0) for v in vals)
-                out.setdefault(port_name(row[0]), {})[m.group(1)] = {
-                    "stuck": stuck, "recovered": rec, "dropped_current": cur, "dropped_total": agg}
+    for port, d in _document(text, "interfaces").items():
+        queues = d.get("txQueues", {}) if isinstance(d, dict) else {}
+        if not isinstance(queues, dict):
+            continue
+        for q, qd in queues.items():
+            if not isinstance(qd, dict):
+                continue
+            stuck, rec = _count(qd.get("stuckCount", 0)), _count(qd.get("recoveryCount", 0))
+            if stuck is not None and rec is not None:
+                out.setdefault(str(port), {})[str(q)] = {"stuck": stuck, "recovered": rec}
     return out
 
 
@@ -65,22 +96,23 @@ def ecn_samples(device: str, text: str) -> list[Sample]:
 
 
 def pfc_samples(device: str, text: str) -> list[Sample]:
+    """Port totals, no ``prio`` label: a check scoped to the lossless priority reads them as that
+    priority's (the RoCE design has one no-drop priority; the engine matches unlabelled samples)."""
     out = []
-    for port, prios in parse_pfc(text).items():
-        for prio, d in prios.items():
-            out.append(Sample(device, port, "pfc_rx_pause", labels(prio=prio), d["rx"], "counter64"))
-            out.append(Sample(device, port, "pfc_tx_pause", labels(prio=prio), d["tx"], "counter64"))
+    for port, d in parse_pfc(text).items():
+        out.append(Sample(device, port, "pfc_rx_pause", (), d["rx"], "counter64"))
+        out.append(Sample(device, port, "pfc_tx_pause", (), d["tx"], "counter64"))
     return out
 
 
 def watchdog_samples(device: str, text: str) -> list[Sample]:
+    """Tx-queue = priority on EOS (the RoCE templates map priority N to tx-queue N)."""
     out = []
     for port, prios in parse_watchdog(text).items():
         for prio, d in prios.items():
             lbl = labels(prio=prio)
             out.append(Sample(device, port, "pfcwd_storm_detected", lbl, d["stuck"], "counter64"))
             out.append(Sample(device, port, "pfcwd_storm_restored", lbl, d["recovered"], "counter64"))
-            out.append(Sample(device, port, "pfcwd_tx_drop", lbl, d["dropped_total"], "counter64"))
             state = "stormed" if d["stuck"] > d["recovered"] else "operational"
             out.append(Sample(device, port, "pfcwd_status", lbl, state, "state"))
     return out

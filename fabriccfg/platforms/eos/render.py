@@ -48,7 +48,7 @@ RENDER = RenderSpec(
             (r"^interface (\S+)", r"^description "),
             (r"^interface (\S+)", r"^priority-flow-control pause watchdog port action "),
             (r"^interface (\S+)", r"^((?:uc-)?tx-queue \d+)", r"^bandwidth percent "),
-            (r"^interface (\S+)", r"^((?:uc-)?tx-queue \d+)", r"^random-detect ecn "),
+            (r"^interface (\S+)", r"^((?:uc-)?tx-queue \d+)", r"^random-detect ecn minimum-threshold "),
         ),
     ),
 )

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from fabriccfg.text import split_lines
+
 _ROW = re.compile(
     r"^\s*(\d+)\s+(\d+)\s+(\w+)\s+(\w+)\s+(-?\d+)\s+"
     r"(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$"
@@ -63,7 +65,7 @@ def parse(text: str) -> NcclResult:
     """Parse one ``all_reduce_perf`` (or any ``*_perf``) run; NcclTestsError without the table header."""
     res = NcclResult()
     header = False
-    for raw in text.replace("\r\n", "\n").split("\n"):
+    for raw in split_lines(text):
         line = raw.rstrip()
         if _HEADER.search(line):
             header = True

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from fabriccfg.text import split_lines
+
 LISTENING = re.compile(r"Waiting for client to connect|Waiting for client rdma_cm QP to connect")
 """What a perftest server prints once it listens (the probe waits for it before starting the client)."""
 
@@ -92,7 +94,7 @@ def _floats(line: str) -> list[str]:
 def parse(text: str) -> PerftestResult:
     """Parse one perftest run (server or client side); raises PerftestError without a result header."""
     res = PerftestResult()
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = split_lines(text)
     mode = ""
     unit_gb = True
     seen_header = False
