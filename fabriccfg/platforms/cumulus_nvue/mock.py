@@ -12,8 +12,11 @@ import asyncio
 import re
 from dataclasses import dataclass
 
+from fabriccfg.mock import cli_telemetry as _ct
+from fabriccfg.mock import mibs as _m
 from fabriccfg.mock.shell import BUILTINS, Result, ShellProfile, ShellSession
 from fabriccfg.mock.ssh import DeviceState, call_later
+from fabriccfg.platforms.cumulus_nvue import mock_show as _renderers
 
 _IF = r"(?:swp\d+(?:s\d+)?|eth\d+|lo|bond\d+|br_\w+|vlan\d+|peerlink\S*)(?:[,\-](?:swp)?\d+(?:s\d+)?)*"
 _PROF = r"[\w\-]+"
@@ -267,8 +270,6 @@ PROFILE = NvueProfile()
 
 
 # --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
-from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
-from fabriccfg.mock import mibs as _m  # noqa: E402
 
 SNMP_AGENT = _m.Agent(
     # Cumulus' "Supported MIBs" page: IF-MIB and LLDP-MIB (lldpd AgentX), no PFC or queue MIB
@@ -278,6 +279,7 @@ SNMP_AGENT = _m.Agent(
 )
 SHOW_COMMANDS = (
     (re.compile(rf"^nv show interface {_ct.PORT} qos roce counters$"),
-     _ct.with_port(_ct.nvue_qos_roce_counters)),
-    (re.compile(rf"^nv show interface {_ct.PORT} qos pfc-watchdog$"), _ct.with_port(_ct.nvue_pfc_watchdog)),
+     _ct.with_port(_renderers.nvue_qos_roce_counters)),
+    (re.compile(rf"^nv show interface {_ct.PORT} qos pfc-watchdog$"),
+     _ct.with_port(_renderers.nvue_pfc_watchdog)),
 )

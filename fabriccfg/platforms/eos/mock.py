@@ -12,8 +12,11 @@ import re
 import time
 from dataclasses import dataclass
 
+from fabriccfg.mock import cli_telemetry as _ct
+from fabriccfg.mock import mibs as _m
 from fabriccfg.mock.confmode import ConfNode, Grammar, ModalProfile, ModalSession, Mode, Rule
 from fabriccfg.mock.ssh import DeviceState, call_later
+from fabriccfg.platforms.eos import mock_show as _renderers
 
 _UNIT = r"(?:segments|bytes|kbytes|mbytes|milliseconds|microseconds)"
 _LIST = r"[\d,\- ]+?"
@@ -321,8 +324,6 @@ PROFILE = EosProfile()
 
 
 # --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
-from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
-from fabriccfg.mock import mibs as _m  # noqa: E402
 
 SNMP_AGENT = _m.Agent(
     mibs=(_m.SNMPV2, _m.IF_MIB, _m.PFC_MIB, _m.ARISTA_QUEUE, _m.LLDP_MIB),
@@ -331,9 +332,9 @@ SNMP_AGENT = _m.Agent(
 )
 SHOW_COMMANDS = (
     (re.compile(rf"^show qos interfaces(?: {_ct.PORT})? ecn counters queue \| json$", re.IGNORECASE),
-     _ct.opt_port(_ct.eos_ecn_counters)),
-    (re.compile(r"^show priority-flow-control counters \| json$"), _ct.no_args(_ct.eos_pfc_counters)),
+     _ct.opt_port(_renderers.eos_ecn_counters)),
+    (re.compile(r"^show priority-flow-control counters \| json$"), _ct.no_args(_renderers.eos_pfc_counters)),
     (re.compile(r"^show priority-flow-control counters watchdog \| json$"),
-     _ct.no_args(_ct.eos_pfc_watchdog)),
+     _ct.no_args(_renderers.eos_pfc_watchdog)),
 )
 """The ``| json`` forms fabriccfg collects (tests/telemetry/fixtures/eos_*/SOURCE name the vendor data)."""

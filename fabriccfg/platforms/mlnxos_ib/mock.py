@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from fabriccfg.mock import mibs as _m
 from fabriccfg.mock.confmode import ConfNode, Grammar, ModalProfile, ModalSession, Mode, Rule
 from fabriccfg.mock.ssh import DeviceState
 
@@ -196,7 +197,6 @@ PROFILE = MlnxosProfile()
 
 
 # --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
-from fabriccfg.mock import mibs as _m  # noqa: E402
 
 # No LLDP on InfiniBand; MELLANOX-IF-VPI-MIB carries XmitWait, SymbolError, port states and GUIDs.
 SNMP_AGENT = _m.Agent(

@@ -11,11 +11,15 @@ a session (the guide limits Session Manager to ACL and QoS features).
 
 from __future__ import annotations
 
+import re as _re
 import time
 from dataclasses import dataclass, field
 
+from fabriccfg.mock import cli_telemetry as _ct
+from fabriccfg.mock import mibs as _m
 from fabriccfg.mock.confmode import ConfigEditor, ConfNode, Grammar, ModalProfile, ModalSession, Mode, Rule
 from fabriccfg.mock.ssh import DeviceState
+from fabriccfg.platforms.nxos import mock_show as _renderers
 
 _LIST = r"[\d,\- ]+?"
 
@@ -276,10 +280,7 @@ PROFILE = NxosProfile()
 
 
 # --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
-import re as _re  # noqa: E402
 
-from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
-from fabriccfg.mock import mibs as _m  # noqa: E402
 
 # The standard MIBs only (documented choice): NX-OS per-queue counters come from show queuing.
 SNMP_AGENT = _m.Agent(
@@ -289,7 +290,7 @@ SNMP_AGENT = _m.Agent(
 )
 SHOW_COMMANDS = (
     (_re.compile(rf"^show queuing interface {_ct.PORT}$", _re.IGNORECASE),
-     _ct.with_port(_ct.nxos_queuing_interface)),
+     _ct.with_port(_renderers.nxos_queuing_interface)),
     (_re.compile(rf"^show queuing pfc-queue interface {_ct.PORT}(?: detail)?$", _re.IGNORECASE),
-     _ct.with_port(_ct.nxos_pfc_queue_detail)),
+     _ct.with_port(_renderers.nxos_pfc_queue_detail)),
 )

@@ -14,8 +14,11 @@ from typing import Any
 
 import jsonpatch
 
+from fabriccfg.mock import cli_telemetry as _ct
+from fabriccfg.mock import mibs as _m
 from fabriccfg.mock.shell import BUILTINS, Result, ShellProfile, ShellSession
 from fabriccfg.mock.ssh import DeviceState
+from fabriccfg.platforms.sonic import mock_show as _renderers
 
 TABLES = frozenset({
     "DEVICE_METADATA", "PORT", "PORTCHANNEL", "PORTCHANNEL_MEMBER", "VLAN", "VLAN_MEMBER", "INTERFACE",
@@ -258,8 +261,6 @@ PROFILE = SonicProfile()
 
 
 # --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
-from fabriccfg.mock import cli_telemetry as _ct  # noqa: E402
-from fabriccfg.mock import mibs as _m  # noqa: E402
 
 
 def sonic_if_index(port: str) -> int | None:
@@ -277,8 +278,8 @@ SNMP_AGENT = _m.Agent(
     if_index=sonic_if_index,
 )
 SHOW_COMMANDS = (
-    (re.compile(rf"^show queue counters(?: {_ct.PORT})?$"), _ct.opt_port(_ct.sonic_queue_counters)),
-    (re.compile(rf"^show queue wredcounters(?: {_ct.PORT})?$"), _ct.opt_port(_ct.sonic_wred_counters)),
-    (re.compile(r"^show pfc counters$"), _ct.no_args(_ct.sonic_pfc_counters)),
-    (re.compile(r"^(?:pfcwd show stats|show pfcwd stats?)$"), _ct.no_args(_ct.sonic_pfcwd_stats)),
+    (re.compile(rf"^show queue counters(?: {_ct.PORT})?$"), _ct.opt_port(_renderers.sonic_queue_counters)),
+    (re.compile(rf"^show queue wredcounters(?: {_ct.PORT})?$"), _ct.opt_port(_renderers.sonic_wred_counters)),
+    (re.compile(r"^show pfc counters$"), _ct.no_args(_renderers.sonic_pfc_counters)),
+    (re.compile(r"^(?:pfcwd show stats|show pfcwd stats?)$"), _ct.no_args(_renderers.sonic_pfcwd_stats)),
 )
