@@ -56,6 +56,30 @@ class PortLayout(Protocol):
     def breakouts(self) -> Mapping[str, str]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class AsicInfo:
+    """Buffer facts of a switch ASIC generation.
+
+    ``buffer_bytes`` is the packet buffer of the whole chip (datasheet figures); ECN thresholds
+    above it can never trigger. ``headroom_budget_bytes`` is a conservative per-port, per-lossless
+    priority headroom limit used when the inventory gives no ``roce.buffer.headroom_budget_bytes``
+    (on SONiC the real limit is ``BUFFER_MAX_PARAM_TABLE|<port>.max_headroom_size``).
+    """
+
+    name: str
+    buffer_bytes: int
+    headroom_budget_bytes: int
+
+
+@dataclass(frozen=True)
+class ExampleHardware:
+    """The switch ``fabriccfg gen`` builds a fabric of for this platform."""
+
+    model: str
+    asic: str
+    radix: int
+
+
 @dataclass(frozen=True)
 class PlatformInfo:
     """Static facts about a platform (data, not behaviour)."""
@@ -78,6 +102,10 @@ class PlatformInfo:
     """Port name -> the number the fabric tools (ibnetdiscover) print, for IB switches."""
     not_a_target: str | None = None
     """Why the platform can never be a push target ("<model>: <reason>"), when it cannot."""
+    example_hardware: ExampleHardware | None = None
+    """What ``fabriccfg gen --platform NAME`` builds its switches of (None: gen does not offer it)."""
+    asics: tuple[AsicInfo, ...] = ()
+    """Buffer facts of the switch ASICs this platform's hardware uses (datasheet figures)."""
 
     def port_names(self, switch: PortLayout) -> dict[str, int]:
         """All port names of ``switch`` (breakouts expanded) -> lane-speed share in Gb/s (0 = default)."""
@@ -123,6 +151,16 @@ def info(name: str) -> PlatformInfo:
     if not isinstance(facts, PlatformInfo):
         raise TypeError(f"platform package {packages()[name]} has no PLATFORM (a catalog.PlatformInfo)")
     return facts
+
+
+@cache
+def asics() -> dict[str, AsicInfo]:
+    """Every registered platform's ASIC facts by name (the first platform to declare an ASIC wins)."""
+    out: dict[str, AsicInfo] = {}
+    for name in names():
+        for a in info(name).asics:
+            out.setdefault(a.name, a)
+    return out
 
 
 def names() -> list[str]:

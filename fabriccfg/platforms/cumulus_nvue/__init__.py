@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fabriccfg.catalog import PlatformInfo
+from fabriccfg.catalog import AsicInfo, ExampleHardware, PlatformInfo
+
+_KB = 1024
+_MB = 1024 * _KB
 
 PLATFORM = PlatformInfo(
     name="cumulus-nvue",
@@ -13,4 +16,11 @@ PLATFORM = PlatformInfo(
     port_name=lambda n: f"swp{n}",
     subport_name=lambda n, lane, lanes: f"swp{n}s{lane}",
     allowed_breakouts=frozenset({"2x200G", "4x100G", "8x50G"}),
+    example_hardware=ExampleHardware("SN5400", "spectrum-4", 64),
+    asics=(  # chip packet buffer (datasheets) and a conservative per-port headroom budget
+        AsicInfo("spectrum", 16 * _MB, 192 * _KB),
+        AsicInfo("spectrum-2", 42 * _MB, 384 * _KB),
+        AsicInfo("spectrum-3", 64 * _MB, 512 * _KB),
+        AsicInfo("spectrum-4", 160 * _MB, 1024 * _KB),
+    ),
 )

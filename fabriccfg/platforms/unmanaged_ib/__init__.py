@@ -5,7 +5,7 @@ and can never be a push target."""
 
 from __future__ import annotations
 
-from fabriccfg.catalog import PlatformInfo, quantum_port_number
+from fabriccfg.catalog import ExampleHardware, PlatformInfo, quantum_port_number
 
 PLATFORM = PlatformInfo(
     name="unmanaged-ib",
@@ -20,4 +20,5 @@ PLATFORM = PlatformInfo(
     allowed_breakouts=frozenset({"2x100G"}),
     fabric_port_number=quantum_port_number,
     not_a_target="NVIDIA Quantum MQM8790: externally managed HDR switch, no CLI and no SNMP",
+    example_hardware=ExampleHardware("MQM8790-HS2F", "quantum", 40),
 )
