@@ -106,6 +106,10 @@ class PlatformInfo:
     """What ``fabriccfg gen --platform NAME`` builds its switches of (None: gen does not offer it)."""
     asics: tuple[AsicInfo, ...] = ()
     """Buffer facts of the switch ASICs this platform's hardware uses (datasheet figures)."""
+    """Buffer facts of the switch ASICs this platform's hardware uses (datasheet figures)."""
+    cli_prompt: str | None = None
+    """A prompt regex that matches both exec and config mode, for a CLI whose netmiko driver waits for
+    only one of them (MLNX-OS: ``[>#]``; netmiko's ``#`` stalls 10 s at the ``>`` exec prompt)."""
 
     def port_names(self, switch: PortLayout) -> dict[str, int]:
         """All port names of ``switch`` (breakouts expanded) -> lane-speed share in Gb/s (0 = default)."""

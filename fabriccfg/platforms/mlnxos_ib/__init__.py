@@ -14,4 +14,5 @@ PLATFORM = PlatformInfo(
     subport_name=lambda n, lane, lanes: f"1/{n}/{lane + 1}",
     allowed_breakouts=frozenset({"2x100G"}),
     fabric_port_number=quantum_port_number,
+    cli_prompt=r"[>#]",
 )
