@@ -15,7 +15,6 @@ from typing import Any
 
 from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Fabric
-from fabriccfg.push import hooks
 from fabriccfg.push.device import (
     DeviceJob,
     PostPushCheck,
@@ -163,7 +162,7 @@ def push(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "", run_
     """
     runner = runner or RunnerOptions()
     diff_fn = _differ(differ)
-    checks = list(hooks.post_push_checks if post_push_checks is None else post_push_checks)
+    checks = list(post_push_checks or ())
     tag = _random.token_hex(3)
 
     def work(run_path: Path, journal: Journal) -> Any:

@@ -52,7 +52,7 @@ class DeviceJob:
 
 @dataclass
 class CheckContext:
-    """What a post-push check sees (``fabriccfg.push.hooks.post_push_checks``)."""
+    """What a post-push check sees (``post_push_checks`` of :func:`fabriccfg.push.api.push`)."""
 
     name: str
     platform: str
