@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fabriccfg import catalog, secrets
+from fabriccfg.session import Session
 from fabriccfg.targets import Endpoint
 from fabriccfg.text import first_line_break
 
@@ -358,7 +359,7 @@ def _cli_prompt(platform: str) -> str | None:
 
 
 def connect(ep: Endpoint, *, insecure_host_keys: bool = False, timeout: float = 30.0,
-            session_log: Path | None = None, handle: SessionHandle | None = None) -> Any:
+            session_log: Path | None = None, handle: SessionHandle | None = None) -> Session:
     """Connect to ``ep`` and return a prepared netmiko connection, or raise :class:`ConnectError`.
 
     ``timeout`` bounds each connect phase (TCP, banner, auth); the whole-device deadline is the
@@ -393,7 +394,8 @@ def connect(ep: Endpoint, *, insecure_host_keys: bool = False, timeout: float = 
     if handle is not None:
         cls = type(cls.__name__, (cls,), {"_fc_handle": handle})
     try:
-        return cls(**kwargs)
+        session: Session = cls(**kwargs)
+        return session
     except SessionKilled as exc:
         raise ConnectError("killed", f"{ep.name}: {exc}") from None
     except NetmikoAuthenticationException:

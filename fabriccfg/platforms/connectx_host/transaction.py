@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from fabriccfg.platforms.connectx_host.render import UNAVAILABLE
 from fabriccfg.push.files import FilesTransaction, last_line
+from fabriccfg.session import Session
 
 
 class ConnectxHostTransaction(FilesTransaction):
@@ -16,7 +17,7 @@ class ConnectxHostTransaction(FilesTransaction):
     run_scripts: ClassVar[Sequence[str]] = ("roce-setup.sh",)
     readback: ClassVar[tuple[str, str]] = ("roce-readback.sh", "roce-expected.txt")
 
-    def verify(self, conn: Any, intended: Mapping[str, str]) -> list[str]:
+    def verify(self, conn: Session, intended: Mapping[str, str]) -> list[str]:
         problems = super().verify(conn, intended)
         script, expected = self.readback
         if problems or script not in intended or expected not in intended:

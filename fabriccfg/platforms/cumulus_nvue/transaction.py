@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError
+from fabriccfg.session import Session
 
 # NVUE: stage ``nv set``, apply with ``--confirm T``, verify, ``nv config confirm``. The applied revision
 # is the restore point. A pending revision someone else staged is never touched: the push refuses the
@@ -30,14 +31,14 @@ class NvueTransaction(CliTransaction):
         self.staged = False
         self.apply_sent = False
 
-    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+    def backup(self, conn: Session, running: Mapping[str, str]) -> None:
         pending = self.cmd(conn, "nv config diff")
         if pending.strip():
             raise TxError("a pending NVUE revision exists (nv config diff is not empty): someone else is "
                           "editing this switch; not touching it")
         self.backup_running = dict(running)
 
-    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+    def apply(self, conn: Session, diff: DiffLike, intended: Mapping[str, str]) -> None:
         self.staged = True
         self.config_lines(conn, diff.commands)
         self.ctx.step("committing")
@@ -46,11 +47,11 @@ class NvueTransaction(CliTransaction):
                  ok=r"applied", timeout=max(self.ctx.read_timeout, 120))
         self.staged = False
 
-    def confirm(self, conn: Any) -> None:
+    def confirm(self, conn: Session) -> None:
         self.cmd(conn, "nv config confirm", ok=r"applied")
         self.cmd(conn, "nv config save", check=False)
 
-    def rollback(self, conn: Any) -> None:
+    def rollback(self, conn: Session) -> None:
         """Drop anything staged; if the change went in, apply its inverse now (the timer is the fallback)."""
         self.cmd(conn, "nv config detach", check=False)
         self.staged = False
@@ -67,7 +68,7 @@ class NvueTransaction(CliTransaction):
             self.config_lines(conn, undo)
             self.cmd(conn, "nv config apply -y", ok=r"applied", timeout=max(self.ctx.read_timeout, 120))
 
-    def cleanup(self, conn: Any) -> None:
+    def cleanup(self, conn: Session) -> None:
         if self.staged:
             self.cmd(conn, "nv config detach", check=False)
             self.staged = False

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError
+from fabriccfg.session import Session
 
 # Arista EOS: a named ``configure session``, ``commit timer`` (commit-confirm), confirm, save.
 # The session is the restore point: nothing reaches the running config until ``commit timer``; after it,
@@ -46,15 +47,15 @@ class EosTransaction(CliTransaction):
         self.opened = False
         self.committed = False
 
-    def _enable(self, conn: Any) -> None:
+    def _enable(self, conn: Session) -> None:
         if not conn.check_enable_mode():
             conn.enable()
 
-    def fetch(self, conn: Any, names: Sequence[str]) -> dict[str, str]:
+    def fetch(self, conn: Session, names: Sequence[str]) -> dict[str, str]:
         self._enable(conn)
         return super().fetch(conn, names)
 
-    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+    def backup(self, conn: Session, running: Mapping[str, str]) -> None:
         """Check the session table: stale fabriccfg sessions are removed (EOS allows only 5 pending),
         a fabriccfg change waiting for its confirm means another push is in flight: refuse."""
         self._enable(conn)
@@ -69,7 +70,7 @@ class EosTransaction(CliTransaction):
                 self.cmd(conn, f"no configure session {name}", expect=r"#", check=False)
                 self.ctx.note(f"removed stale configure session {name} left by an earlier run")
 
-    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+    def apply(self, conn: Session, diff: DiffLike, intended: Mapping[str, str]) -> None:
         self._enable(conn)
         self.opened = True
         self.cmd(conn, f"configure session {self.session}", expect=r"\)#")
@@ -80,19 +81,19 @@ class EosTransaction(CliTransaction):
         if conn.check_config_mode():
             self.cmd(conn, "end", expect=r"#")
 
-    def confirm(self, conn: Any) -> None:
+    def confirm(self, conn: Session) -> None:
         self._enable(conn)
         self.cmd(conn, f"configure session {self.session} commit", expect=r"#")
         self.opened = False
         self.cmd(conn, "copy running-config startup-config", ok=r"Copy completed successfully")
 
-    def rollback(self, conn: Any) -> None:
+    def rollback(self, conn: Session) -> None:
         self._enable(conn)
         if self.session in self.cmd(conn, "show configuration sessions", check=False):
             self.cmd(conn, f"configure session {self.session} abort", expect=r"#")
         self.opened = False
 
-    def cleanup(self, conn: Any) -> None:
+    def cleanup(self, conn: Session) -> None:
         self._enable(conn)
         if conn.check_config_mode():
             self.cmd(conn, "end", expect=r"#", check=False)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from fabriccfg.push.transaction import CliTransaction, DiffLike
+from fabriccfg.session import Session
 
 # MLNX-OS: a saved backup configuration to switch back to, then ``configuration write``.
 
@@ -26,14 +27,14 @@ class MlnxosTransaction(CliTransaction):
         self.active: str | None = None
         self.have_backup = False
 
-    def _enable(self, conn: Any) -> None:
+    def _enable(self, conn: Session) -> None:
         # enable first: netmiko's MLNX-OS check_config_mode waits for '#', which the '>' prompt never shows
         if not conn.check_enable_mode():
             conn.enable()
         if conn.check_config_mode():
             conn.exit_config_mode()
 
-    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+    def backup(self, conn: Session, running: Mapping[str, str]) -> None:
         self._enable(conn)
         files = self.cmd(conn, "show configuration files")
         m = re.search(r"^\s*(\S+)\s*\(active\)", files, re.M)
@@ -41,18 +42,18 @@ class MlnxosTransaction(CliTransaction):
         self.cmd(conn, f"configuration write to {self.backup_file} no-switch")
         self.have_backup = True
 
-    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+    def apply(self, conn: Session, diff: DiffLike, intended: Mapping[str, str]) -> None:
         self._enable(conn)
         conn.config_mode()
         self.config_lines(conn, diff.commands)
         conn.exit_config_mode()
 
-    def confirm(self, conn: Any) -> None:
+    def confirm(self, conn: Session) -> None:
         self._enable(conn)
         self.cmd(conn, "configuration write")
         self._drop(conn)
 
-    def rollback(self, conn: Any) -> None:
+    def rollback(self, conn: Session) -> None:
         self._enable(conn)
         self.cmd(conn, f"configuration switch-to {self.backup_file}")
         if self.active and self.active != self.backup_file:
@@ -62,12 +63,12 @@ class MlnxosTransaction(CliTransaction):
             self.ctx.note(f"active configuration file unknown; {self.backup_file} stays active")
             self.have_backup = False
 
-    def _drop(self, conn: Any) -> None:
+    def _drop(self, conn: Session) -> None:
         if self.have_backup:
             self.cmd(conn, f"configuration delete {self.backup_file}", check=False)
             self.have_backup = False
 
-    def cleanup(self, conn: Any) -> None:
+    def cleanup(self, conn: Session) -> None:
         self._enable(conn)
         self._drop(conn)
 

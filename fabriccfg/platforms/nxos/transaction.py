@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from fabriccfg.push.transaction import CliTransaction, DiffLike
+from fabriccfg.session import Session
 
 # Cisco NX-OS: a checkpoint (the restore point once the change is in), then the lines in a named
 # configuration session, ``verify``, ``commit``: the session's lines reach the running config all at
@@ -48,11 +49,11 @@ class NxosTransaction(CliTransaction):
         self.session_open = False
         self.committed = False
 
-    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+    def backup(self, conn: Session, running: Mapping[str, str]) -> None:
         self.cmd(conn, f"checkpoint {self.checkpoint}", ok=r"Done")
         self.have_checkpoint = True
 
-    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+    def apply(self, conn: Session, diff: DiffLike, intended: Mapping[str, str]) -> None:
         self.session_open = True
         self.cmd(conn, f"configure session {self.session}", expect=r"\)#")
         self.config_lines(conn, diff.commands)
@@ -63,14 +64,14 @@ class NxosTransaction(CliTransaction):
         self.cmd(conn, "commit", expect=r"#", ok=r"Commit Successful", timeout=long)
         self.session_open = False
 
-    def confirm(self, conn: Any) -> None:
+    def confirm(self, conn: Session) -> None:
         self.cmd(conn, "copy running-config startup-config", ok=r"Copy complete", timeout=120)
         self._drop(conn)
 
-    def _sessions(self, conn: Any) -> list[str]:
+    def _sessions(self, conn: Session) -> list[str]:
         return session_names(self.cmd(conn, "show configuration session summary", check=False))
 
-    def _abort(self, conn: Any) -> bool:
+    def _abort(self, conn: Session) -> bool:
         """Abort this run's session if the switch still has it (it outlives a dead client)."""
         if conn.check_config_mode():
             self.cmd(conn, "end", expect=r"#", check=False)
@@ -81,19 +82,19 @@ class NxosTransaction(CliTransaction):
         self.session_open = False
         return True
 
-    def rollback(self, conn: Any) -> None:
+    def rollback(self, conn: Session) -> None:
         self._abort(conn)
         if self.have_checkpoint:  # a no-op when the session never committed
             self.cmd(conn, f"rollback running-config checkpoint {self.checkpoint}",
                      ok=r"Rollback completed successfully", timeout=max(self.ctx.read_timeout, 120))
         self.committed = False
 
-    def _drop(self, conn: Any) -> None:
+    def _drop(self, conn: Session) -> None:
         if self.have_checkpoint:
             self.cmd(conn, f"no checkpoint {self.checkpoint}", check=False)
             self.have_checkpoint = False
 
-    def cleanup(self, conn: Any) -> None:
+    def cleanup(self, conn: Session) -> None:
         if self._abort(conn):
             self.ctx.note(f"aborted leftover configuration session {self.session}")
         self._drop(conn)

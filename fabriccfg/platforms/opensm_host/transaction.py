@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from fabriccfg.push.files import FilesTransaction, Precheck, last_line
 from fabriccfg.push.transaction import TxError
+from fabriccfg.session import Session
 
 
 class OpensmHostTransaction(FilesTransaction):
@@ -31,7 +32,7 @@ class OpensmHostTransaction(FilesTransaction):
     enabled_services: ClassVar[frozenset[str]] = frozenset({"sharp_am"})
     """Services also enabled at boot when their file is installed (a standby AM must survive a reboot)."""
 
-    def _activate(self, conn: Any, names: Sequence[str]) -> None:
+    def _activate(self, conn: Session, names: Sequence[str]) -> None:
         wanted = {self.services[n] for n in names if n in self.services} & self.enabled_services
         for service in sorted(wanted):
             code, out = self.status(conn, f"systemctl enable {service}", timeout=self.long)

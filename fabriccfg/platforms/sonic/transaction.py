@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError, upload
+from fabriccfg.session import Session
 
 # SONiC: ``config checkpoint``, ``config apply-patch`` (RFC 6902), rollback on failure, save.
 
@@ -29,11 +30,11 @@ class SonicTransaction(CliTransaction):
         self.patch_file = f"/tmp/{ctx.tag}.patch.json"
         self.uploaded = False
 
-    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+    def backup(self, conn: Session, running: Mapping[str, str]) -> None:
         self.cmd(conn, f"sudo config checkpoint {self.checkpoint}", ok=r"Checkpoint created successfully")
         self.have_checkpoint = True
 
-    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+    def apply(self, conn: Session, diff: DiffLike, intended: Mapping[str, str]) -> None:
         if not diff.patch:
             raise TxError("the diff has no JSON patch to apply")
         self.uploaded = True
@@ -42,20 +43,20 @@ class SonicTransaction(CliTransaction):
         self.cmd(conn, f"sudo config apply-patch {self.patch_file}", ok=r"Patch applied successfully",
                  timeout=max(self.ctx.read_timeout, 120))
 
-    def confirm(self, conn: Any) -> None:
+    def confirm(self, conn: Session) -> None:
         self.cmd(conn, "sudo config save -y")
         self._drop(conn)
 
-    def rollback(self, conn: Any) -> None:
+    def rollback(self, conn: Session) -> None:
         self.cmd(conn, f"sudo config rollback {self.checkpoint}", ok=r"rolled back successfully",
                  timeout=max(self.ctx.read_timeout, 120))
 
-    def _drop(self, conn: Any) -> None:
+    def _drop(self, conn: Session) -> None:
         if self.have_checkpoint:
             self.cmd(conn, f"sudo config delete-checkpoint {self.checkpoint}", check=False)
             self.have_checkpoint = False
 
-    def cleanup(self, conn: Any) -> None:
+    def cleanup(self, conn: Session) -> None:
         self._drop(conn)
         if self.uploaded:
             self.cmd(conn, f"rm -f {self.patch_file}", check=False)
