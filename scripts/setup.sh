@@ -11,6 +11,11 @@ if [[ "${1:-}" == "--with-peers" ]]; then
   command -v snmpbulkwalk >/dev/null 2>&1 || need+=(snmp)
   command -v promtool >/dev/null 2>&1 || need+=(prometheus)
   command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)   # verifies the documented watch units
+  # ibsim backend of the mock (docs/mock.md): the simulator, its preload library (the multiarch
+  # directory differs by architecture) and the real diagnostics
+  command -v ibsim >/dev/null 2>&1 && compgen -G "/usr/lib/*/umad2sim/libumad2sim.so" >/dev/null \
+    || need+=(ibsim-utils)
+  command -v ibnetdiscover >/dev/null 2>&1 || need+=(infiniband-diags)
   if ((${#need[@]})); then
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
       echo "installing Debian peers: ${need[*]}"

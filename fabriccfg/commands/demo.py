@@ -139,12 +139,17 @@ def lab_step(inventory: str) -> DemoStep:
         fabric = demo.fabrics.get(lab)
         if fabric is None:
             return
-        demo.header(f"{lab}: mock up")
+        ib = fabric.fabric.technology == "infiniband"
+        demo.header(f"{lab}: mock up" + (" (ibsim backend when installed)" if ib else ""))
         t = time.monotonic()
-        endpoints = demo.mock_up(lab, fabric)
+        endpoints = demo.mock_up(lab, fabric, backend="ibsim" if ib else "modelled")
+        mock = demo.mocks[lab]
+        if mock.fallback:
+            demo.say(f"[yellow]{mock.fallback}[/]")
         eps = load_endpoints(endpoints)
         demo.say(f"{len(eps)} mock devices on 127.0.0.1 (real SSH, their own host keys) in "
-                 f"{time.monotonic() - t:.1f}s; endpoints: {endpoints}")
+                 f"{time.monotonic() - t:.1f}s; endpoints: {endpoints}"
+                 + ("; the real OpenSM and infiniband-diags on ibsim" if mock.backend == "ibsim" else ""))
 
         demo.header(f"{lab}: render")
         rendered = render_fabric(fabric)
@@ -181,9 +186,43 @@ def lab_step(inventory: str) -> DemoStep:
             demo.problem(f"{lab}: differences remain after the push")
         else:
             demo.say("[green]no differences[/]: running configs match intent")
+        if mock.backend == "ibsim":
+            _say_real_sm(demo, lab, fabric, mock)
 
     step.__name__ = f"lab_{lab}"
     return step
+
+
+def _say_real_sm(demo: Demo, lab: str, fabric: Fabric, mock: Any) -> None:
+    """The pushed SM config, as the real OpenSM runs it: sminfo from a host's shell (deadline loop:
+    a higher-priority SM may still be taking over)."""
+    from fabriccfg.mock.fabric import profile_for
+    from fabriccfg.mock.ibsim import wait_until
+
+    ib = fabric.ib
+    if ib is None or not ib.subnet_managers:
+        return
+    best = max(ib.subnet_managers, key=lambda s: s.priority)
+    kinds = {d: fabric.devices[d].kind for d in mock.names}
+    host = next((d for d, k in kinds.items() if k == "sm-host"), None) or \
+        next((d for d, k in kinds.items() if k == "host"), None)
+    if host is None:
+        return
+    demo.header(f"{lab}: the real OpenSM runs the pushed config (sminfo on {host})")
+    prof = profile_for(fabric.devices[host].platform)
+    assert prof is not None
+    out = [""]
+
+    def master() -> bool:
+        session = prof.session_class(mock.device(host))
+        out[0] = str(mock.call(lambda: session.execute("sminfo"), timeout=60))
+        return f"priority {best.priority} state 3 SMINFO_MASTER" in out[0]
+
+    try:
+        wait_until(master, 60, f"{best.device} master")
+        demo.say(out[0].strip())
+    except Exception as exc:
+        demo.problem(f"{lab}: {exc}; last: {out[0].strip()[:160]}")
 
 
 def _say_diff(demo: Demo, report: RunReport) -> int:

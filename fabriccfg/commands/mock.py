@@ -65,6 +65,11 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
     seed: Annotated[int, typer.Option("--seed", help="Traffic model seed")] = 0,
     workers: Annotated[int | None, typer.Option("--workers",
                                                 help="Worker processes (default: by size)")] = None,
+    backend: Annotated[str, typer.Option(
+        "--backend", metavar="modelled|ibsim",
+        help="modelled: outputs drawn from the traffic model; ibsim (InfiniBand): the real OpenSM and "
+             "infiniband-diags on a fabric simulated by ibsim (falls back to modelled when not installed)")]
+    = "modelled",
     serve: Annotated[bool, typer.Option("--serve-detached", hidden=True)] = False,
 ) -> None:
     """Start one mock device per managed device of INVENTORY and write the endpoints file."""
@@ -79,12 +84,15 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
         raise _fail(f"{inventory}: invalid inventory: {str(exc).splitlines()[0]}") from None
     try:
         mock = MockFabric(fabric, scenarios=scenario or [], faults=fault or [], seed=seed,
-                          endpoints_file=endpoints, processes=workers, inventory_path=inventory)
+                          endpoints_file=endpoints, processes=workers, inventory_path=inventory,
+                          backend=backend)
     except MockError as exc:
         raise _fail(str(exc)) from None
+    if mock.fallback and not serve:
+        typer.echo(f"fabriccfg: warning: {mock.fallback}", err=True)
     pid_file = endpoints.with_name(endpoints.stem + ".pid")
     if detach and not serve:
-        _detach(inventory, scenario or [], fault or [], endpoints, seed, workers, pid_file)
+        _detach(inventory, scenario or [], fault or [], endpoints, seed, workers, pid_file, mock.backend)
         return
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -104,7 +112,7 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
             os.dup2(devnull, 1)
         else:
             _table(endpoints, mock.start_seconds, faults)
-            typer.echo("mock fabric running; Ctrl-C stops it")
+            typer.echo(f"mock fabric running ({mock.backend} backend); Ctrl-C stops it")
         try:
             while not stop.wait(0.5):
                 pass
@@ -117,7 +125,7 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
 
 def _detach(  # noqa: PLR0917
         inventory: Path, scenarios: list[str], faults: list[str], endpoints: Path, seed: int,
-            workers: int | None, pid_file: Path) -> None:
+            workers: int | None, pid_file: Path, backend: str = "modelled") -> None:
     from fabriccfg.mock.fabric import remove_files
 
     if pid_file.is_file():
@@ -127,7 +135,7 @@ def _detach(  # noqa: PLR0917
     endpoints.parent.mkdir(parents=True, exist_ok=True)
     log_file = endpoints.with_name(endpoints.stem + ".log")
     cmd = [sys.executable, "-m", "fabriccfg.cli", "mock", "up", str(inventory), "--endpoints", str(endpoints),
-           "--seed", str(seed), "--serve-detached"]
+           "--seed", str(seed), "--backend", backend, "--serve-detached"]
     for s in scenarios:
         cmd += ["--scenario", s]
     for f in faults:
@@ -217,7 +225,8 @@ def inject(
             fabric = None
     op: dict[str, Any] = {"op": "clear"} if clear else {"op": "inject", "spec": scenario}
     try:
-        send_control(endpoints, op, int(state.get("workers", 1)), fabric=fabric)
+        send_control(endpoints, op, int(state.get("workers", 1)), fabric=fabric,
+                     timeout=90.0 if state.get("backend") == "ibsim" else 5.0)
     except MockError as exc:
         raise _fail(str(exc), 1) from None
     typer.echo("scenarios cleared" if clear else f"injected {scenario}")

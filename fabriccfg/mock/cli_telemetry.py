@@ -67,7 +67,7 @@ def _field(name: str, value: object) -> str:
     return f"{name}:".ljust(33, ".") + str(value)
 
 
-def _derived_guid(*key: str) -> int:
+def derived_guid(*key: str) -> int:
     return 0x0002C90300000000 | int.from_bytes(
         hashlib.blake2b("|".join(key).encode(), digest_size=4).digest(), "big"
     )
@@ -103,7 +103,7 @@ class IbView:
             info = catalog.info(sw.platform)
             if "infiniband" not in info.technologies:
                 continue
-            guid = int(sw.guid, 16) if sw.guid else _derived_guid(sw.name)
+            guid = int(sw.guid, 16) if sw.guid else derived_guid(sw.name)
             model_short = (sw.model or "MQM8700").split("-")[0]
             desc = f"MF0;{sw.name}:{model_short}/U1" if info.device_type else UNMANAGED_DESC
             nports = 81 if sw.breakouts else 41
@@ -128,7 +128,7 @@ class IbView:
             for nic in host.nics:
                 if (host.name, nic.name) not in fab.neighbours:
                     continue
-                guid = int(nic.guid, 16) if nic.guid else _derived_guid(host.name, nic.name)
+                guid = int(nic.guid, 16) if nic.guid else derived_guid(host.name, nic.name)
                 node = IbNode(host.name, "ca", guid, lid, f"{host.name} {nic.name}", 1, host.name, nic.name)
                 self._add(node)
                 self.ca[(host.name, nic.name)] = node
@@ -297,7 +297,7 @@ def ibqueryerrors(
     view = ib_view(model)
     checked = [f for f in IBQUERYERRORS_FIELDS if f not in suppress]
     out: list[str] = []
-    nodes_checked = bad_nodes = ports_checked = bad_ports = 0
+    nodes_checked = bad_nodes = ports_checked = bad_ports = bad_switches = 0
     for node in view.nodes:
         nodes_checked += 1
         rows: list[str] = []
@@ -316,20 +316,49 @@ def ibqueryerrors(
             continue
         bad_nodes += 1
         if node.kind == "switch":
+            bad_switches += 1
             out.append(f'Errors for 0x{node.guid:x} "{node.desc}"')
             agg = " ".join(f"[{f} == {v} ({_human(v)})]" for f, v in total.items() if v > 0)
             out.append(f"   GUID 0x{node.guid:x} port ALL: {agg}")
         else:
             out.append(f'Errors for "{node.desc}"')
         out += rows
+    # the real tool counts every port of every node it checked, plus the ALL query of a bad switch
+    # (seen on ibsim: 46 nodes / 286 ports, 287 with one bad switch), and a blank line precedes the summary
+    ports_checked = sum(node.nports for node in view.nodes) + bad_switches
+    suppressed = " ".join(s for s in IBQUERYERRORS_FIELDS if s in suppress)
+    out.append("")
     out.append(f"## Summary: {nodes_checked} nodes checked, {bad_nodes} bad nodes found")
     out.append(f"##          {ports_checked} ports checked, {bad_ports} ports have errors beyond threshold")
     out.append("## Thresholds: ")
-    out.append("## Suppressed: " + " ".join(s for s in IBQUERYERRORS_FIELDS if s in suppress))
+    out.append("## Suppressed:" + (f" {suppressed}" if suppressed else ""))
     return "\n".join(out) + "\n", 1 if bad_ports else 0
 
 
 # --------------------------------------------------------------------------- ibnetdiscover
+def ibnetdiscover_ports(model: TrafficModel, t: float | None = None) -> str:
+    """``ibnetdiscover -p``: one line per port of every node (``ib.md`` §6; unconnected switch ports as
+    ``4x ???`` with the node description only, as the real tool prints them)."""
+    t = now(t)
+    view = ib_view(model)
+    out: list[str] = []
+    for node in view.nodes:
+        typ = "SW" if node.kind == "switch" else "CA"
+        linked = {number: (rnode, rport, ws) for number, rnode, rport, ws in view.links(node, t)}
+        for number in range(1, node.nports + 1):
+            head = f"{typ:>2} {node.lid:5d} {number:2d} 0x{node.guid:016x}"
+            if number in linked:
+                rnode, rport, ws = linked[number]
+                rtyp = "SW" if rnode.kind == "switch" else "CA"
+                width, speed = ws[:2], ws[2:]
+                out.append(f"{head} {width} {speed} - {rtyp:>2} {rnode.lid:5d} {rport:2d} "
+                           f"0x{rnode.guid:016x} "
+                           f"( '{node.desc}' - '{rnode.desc}' )")
+            elif node.kind == "switch":
+                out.append(f"{head} 4x ???{' ' * 36}'{node.desc}'")
+    return "\n".join(out) + "\n"
+
+
 def ibnetdiscover(model: TrafficModel, t: float | None = None, device: str | None = None) -> str:
     """``ibnetdiscover``: switch blocks then CA blocks, physical cabling at ``t`` (cabling-swap aware)."""
     t = now(t)
@@ -444,7 +473,7 @@ def sminfo(
     boot = float(model.device_state(name, t)["boot_time"])
     activity = int((t - boot) * (10 if state == 3 else 0.01)) & M32
     return (
-        f"sminfo: sm lid {slid} sm guid 0x{guid:016x}, activity count {activity} priority {prio} "
+        f"sminfo: sm lid {slid} sm guid 0x{guid:x}, activity count {activity} priority {prio} "
         f"state {state} {SM_STATES[state]}\n",
         0,
     )
@@ -701,6 +730,8 @@ def run(
                 suppress.append("PortRcvSwitchRelayErrors")
         return ibqueryerrors(model, t, suppress=suppress)
     if cmd == "ibnetdiscover":
+        if "-p" in args or "--ports" in args:
+            return ibnetdiscover_ports(model, t), 0
         return ibnetdiscover(model, t, device), 0
     if cmd == "sminfo":
         lid_arg = next((a for a in args if not a.startswith("-")), None)

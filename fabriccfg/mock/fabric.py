@@ -20,6 +20,7 @@ import logging
 import math
 import os
 import secrets as pysecrets
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -31,6 +32,12 @@ import asyncssh
 
 from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Fabric
+from fabriccfg.mock import ibsim_backend
+from fabriccfg.mock.ibsim import IbSim, IbsimError, OpenSm, SimHandle, unavailable
+from fabriccfg.mock.ibsim_topology import SimTopology
+from fabriccfg.mock.ibsim_topology import build as build_topology
+from fabriccfg.mock.scenarios import IBSIM_ONLY, ScenarioError
+from fabriccfg.mock.scenarios import parse as parse_scenario
 from fabriccfg.mock.ssh import (
     CliProfile,
     DeviceServer,
@@ -45,6 +52,7 @@ from fabriccfg.targets import Endpoint, SnmpAccess, write_endpoints
 log = logging.getLogger(__name__)
 
 DEVICES_PER_PROCESS = 40
+BACKENDS = ("modelled", "ibsim")
 CONTROL_POLL_S = 0.25
 
 
@@ -93,6 +101,9 @@ class WorkerSpec:
     control_path: str | None
     host: str = "127.0.0.1"
     snmp: bool = True
+    ibsim: SimHandle | None = None
+    """The simulator (``--backend ibsim``): SM hosts run the real OpenSM and diagnostics on it."""
+    topology: SimTopology | None = None
 
 
 @dataclass
@@ -117,6 +128,11 @@ class Worker:
         self._control_task: asyncio.Task[None] | None = None
         self._control_seen: tuple[float, int] = (0.0, -1)
         self._applied_ops = 0
+        self.sms: dict[str, OpenSm] = {}
+        self.sm_group = ibsim_backend.SmGroup()
+        self.sim_faults = (ibsim_backend.SimFaults(spec.ibsim, spec.topology)
+                           if spec.ibsim is not None and spec.topology is not None and spec.worker_id == 0
+                           else None)
 
     def _make_model(self) -> Any:
         try:
@@ -163,6 +179,17 @@ class Worker:
             dev = DeviceState(name=name, platform=dev_model.platform, device=dev_model, fabric=fab, faults=f)
             profile.init_state(dev)
             dev.telemetry = self._telemetry(name, down)
+            sm_host = catalog.info(dev_model.platform).kind == "sm-host"
+            sm_switch = fab.ib is not None and name in {s.device for s in fab.ib.subnet_managers} \
+                and catalog.info(dev_model.platform).kind == "switch"
+            if spec.ibsim is not None and spec.topology is not None and (sm_host or sm_switch):
+                sm = (ibsim_backend.attach_sm_host(dev, spec.ibsim, spec.topology, self.sm_group) if sm_host
+                      else ibsim_backend.attach_embedded_sm(dev, spec.ibsim, spec.topology, self.sm_group))
+                if sm is not None:
+                    self.sms[name] = sm
+            elif spec.ibsim is not None and spec.topology is not None and not fab.management_hosts \
+                    and catalog.info(dev_model.platform).kind == "gpu-host":
+                ibsim_backend.attach_gpu_host(dev, spec.ibsim, spec.topology)
             key = asyncssh.generate_private_key("ssh-ed25519")
             alt = asyncssh.generate_private_key("ssh-ed25519") if f.hostkey_changed else None
             server = DeviceServer(dev, profile, username=spec.username, password=spec.passwords[name],
@@ -174,6 +201,15 @@ class Worker:
             return StartedDevice(name, ssh_port, snmp_port, public_key_line(key), f.kinds())
 
         results = list(await asyncio.gather(*(one(n) for n in spec.names)))
+        for name, sm in self.sms.items():  # booted SM hosts run opensmd with their factory config
+            dev = self.devices[name]
+            follow = dev.extra.get("embedded_sm")
+            if follow is not None:  # a switch's embedded SM runs when its running config enables it
+                await asyncio.get_running_loop().run_in_executor(None, follow, dev)
+                continue
+            err = await asyncio.get_running_loop().run_in_executor(None, ibsim_backend.start_sm, dev, sm)
+            if err:
+                raise MockError(f"{name}: OpenSM did not come up on the simulated fabric: {err}")
         if spec.control_path:
             loop = asyncio.get_running_loop()
             self._control_task = loop.create_task(self._control_loop(Path(spec.control_path)))
@@ -198,6 +234,24 @@ class Worker:
 
     # ----- runtime scenario control
     def apply_op(self, op: dict[str, Any]) -> str | None:
+        if op.get("op") == "inject":
+            try:
+                sc = parse_scenario(str(op["spec"]), self.spec.fabric)
+            except ScenarioError as exc:
+                return str(exc)
+            if sc.name in IBSIM_ONLY and self.spec.ibsim is None:
+                return f"scenario {sc}: needs the ibsim backend (mock up --backend ibsim)"
+            try:
+                self._ibsim_inject(sc)
+            except (IbsimError, ValueError) as exc:
+                return f"scenario {sc}: {exc}"
+            if sc.name in IBSIM_ONLY:
+                return None
+        elif op.get("op") == "clear":
+            try:
+                self._ibsim_clear()
+            except IbsimError as exc:
+                return str(exc)
         if self.model is None:
             return "no traffic model"
         try:
@@ -208,6 +262,29 @@ class Worker:
         except Exception as exc:
             return str(exc)
         return None
+
+    def _ibsim_inject(self, sc: Any) -> None:
+        if self.spec.ibsim is None:
+            return
+        if sc.name == "sm-death":
+            sm = self.sms.get(sc.device)
+            if sm is not None:
+                sm.kill()
+            return
+        if self.sim_faults is not None and sc.name in ("link-down", "cabling-swap", "ib-rcv-errors"):
+            self.sim_faults.apply(sc)
+
+    def _ibsim_clear(self) -> None:
+        if self.sim_faults is not None:
+            self.sim_faults.clear()
+        for name, sm in self.sms.items():
+            if sm.killed and "embedded_sm" in self.devices[name].extra:
+                sm.killed = False
+                self.devices[name].extra["embedded_sm"](self.devices[name])
+            elif sm.killed:
+                err = ibsim_backend.start_sm(self.devices[name], sm)
+                if err:
+                    raise IbsimError(f"{name}: {err}")
 
     async def _control_loop(self, path: Path) -> None:
         ack = _control_ack_name(path, self.spec.worker_id)
@@ -239,6 +316,9 @@ class Worker:
     def close(self) -> None:
         if self._control_task is not None:
             self._control_task.cancel()
+        for sm in self.sms.values():
+            with contextlib.suppress(Exception):
+                sm.stop()
         for server in self.servers.values():
             server.close()
         for agent in self.agents.values():
@@ -290,7 +370,7 @@ class MockFabric:
     def __init__(self, fabric: Fabric, scenarios: Iterable[str] = (), faults: Iterable[str] = (),
                  workdir: Path | None = None, seed: int = 0, *, endpoints_file: Path | None = None,
                  host: str = "127.0.0.1", processes: int | None = None, snmp: bool = True,
-                 inventory_path: Path | None = None) -> None:
+                 inventory_path: Path | None = None, backend: str = "modelled") -> None:
         self.fabric = fabric
         self.scenarios = list(scenarios)
         self.fault_specs = list(faults)
@@ -307,6 +387,16 @@ class MockFabric:
         self.control_file = sidecar(self.endpoints_file, ".control.json")
         self.state_file = sidecar(self.endpoints_file, ".state.json")
         self.names = managed_devices(fabric)
+        if backend not in BACKENDS:
+            raise MockError(f"unknown backend {backend!r}; expected one of: {', '.join(BACKENDS)}")
+        self.backend = backend
+        self.fallback: str | None = None
+        """Why ``--backend ibsim`` fell back to the modelled mock (None when it did not)."""
+        self.topology: SimTopology | None = None
+        if backend == "ibsim":
+            self._prepare_ibsim()
+        self.ibsim_dir = sidecar(self.endpoints_file, ".ibsim")
+        self._sim: IbSim | None = None
         self._check_inputs()
         n = len(self.names)
         if processes is None:
@@ -322,6 +412,21 @@ class MockFabric:
         self._procs: list[tuple[Any, Any]] = []
         self._version = 0
         self._ops: list[dict[str, Any]] = []
+
+    def _prepare_ibsim(self) -> None:
+        if self.fabric.fabric.technology != "infiniband":
+            raise MockError("--backend ibsim simulates InfiniBand fabrics only; this inventory is "
+                            f"{self.fabric.fabric.technology}")
+        reason = unavailable()
+        if reason:
+            self.fallback = f"ibsim backend unavailable ({reason}): running the modelled mock instead"
+            log.warning("%s", self.fallback)
+            self.backend = "modelled"
+            return
+        try:
+            self.topology = build_topology(self.fabric)
+        except ValueError as exc:
+            raise MockError(str(exc)) from None
 
     def _check_inputs(self) -> None:
         try:
@@ -370,12 +475,22 @@ class MockFabric:
         client_pub = client.export_public_key("openssh").decode()
         t0 = time.time()
         self._write_control()
+        handle = None
+        if self.backend == "ibsim" and self.topology is not None:
+            shutil.rmtree(self.ibsim_dir, ignore_errors=True)
+            self._sim = IbSim(self.topology, self.ibsim_dir)
+            try:
+                handle = self._sim.start()
+            except IbsimError as exc:
+                self._sim = None
+                raise MockError(str(exc)) from None
         chunks = [self.names[i::self.processes] for i in range(self.processes)] if self.names else [[]]
         specs = [WorkerSpec(worker_id=i, fabric=self.fabric, names=chunk, passwords=passwords,
                             username=username,
                             community=community, v3_user=v3, fault_specs=self.fault_specs,
                             scenarios=self.scenarios, seed=self.seed, t0=t0, client_key=client_pub,
-                            control_path=str(self.control_file), host=self.host, snmp=self.snmp)
+                            control_path=str(self.control_file), host=self.host, snmp=self.snmp,
+                            ibsim=handle, topology=self.topology)
                  for i, chunk in enumerate(chunks)]
         try:
             started = self._start_thread(specs[0]) if self.processes == 1 else self._start_processes(specs)
@@ -458,6 +573,9 @@ class MockFabric:
             with contextlib.suppress(Exception):
                 proc.stdout.close()
         self._procs = []
+        if self._sim is not None:
+            self._sim.stop()
+            self._sim = None
 
     # ----- files
     def _write_files(self, started: list[StartedDevice], username: str, passwords: dict[str, str],
@@ -485,7 +603,9 @@ class MockFabric:
         state = {"inventory": str(self.inventory_path.resolve()) if self.inventory_path else None,
                  "workers": self.processes, "seed": self.seed, "scenarios": self.scenarios,
                  "faults": self.fault_specs, "pid": os.getpid(), "started": time.time(),
-                 "control": str(self.control_file.resolve())}
+                 "control": str(self.control_file.resolve()), "backend": self.backend,
+                 "ibsim": str(self.ibsim_dir.resolve()) if self.backend == "ibsim" else None,
+                 "ibsim_pgid": self._sim.handle.pgid if self._sim is not None and self._sim.handle else None}
         self.state_file.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
 
     # ----- in-process access
@@ -523,12 +643,14 @@ class MockFabric:
         tmp.write_text(json.dumps(doc), encoding="utf-8")
         tmp.replace(self.control_file)
 
-    def inject(self, spec: str, timeout: float = 5.0) -> None:
+    def inject(self, spec: str, timeout: float | None = None) -> None:
         """Start scenario ``spec`` now in every worker (waits for their acknowledgement)."""
+        timeout = timeout if timeout is not None else (90.0 if self.backend == "ibsim" else 5.0)
         send_control(self.endpoints_file, {"op": "inject", "spec": spec}, self.processes, timeout,
                      fabric=self.fabric)
 
-    def clear_scenarios(self, timeout: float = 5.0) -> None:
+    def clear_scenarios(self, timeout: float | None = None) -> None:
+        timeout = timeout if timeout is not None else (90.0 if self.backend == "ibsim" else 5.0)
         send_control(self.endpoints_file, {"op": "clear"}, self.processes, timeout)
 
 
@@ -583,3 +705,4 @@ def remove_files(endpoints_file: Path, workers: int = 64) -> None:
     for w in range(workers):
         with contextlib.suppress(FileNotFoundError):
             _control_ack_name(control, w).unlink()
+    shutil.rmtree(sidecar(endpoints_file, ".ibsim"), ignore_errors=True)

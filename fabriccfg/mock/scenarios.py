@@ -27,6 +27,12 @@ A scenario changes what the traffic model (:mod:`fabriccfg.mock.traffic`) report
                                     sees it today (latency tail on the paths through SWITCH)
 ``cabling-swap:A,B``                the cables in endpoints A and B (``device:port`` each) are swapped:
                                     LLDP and ibnetdiscover report each other's neighbour
+``link-down:DEVICE:PORT``           ibsim backend only: the link at DEVICE:PORT goes down (``Unlink``)
+``ib-rcv-errors:DEVICE:PORT``       ibsim backend only: packets into DEVICE:PORT are dropped and
+                                    counted (``Error`` rate 100 while diagnostics cross it), so
+                                    PortRcvErrors rises
+``sm-death:HOST``                   ibsim backend only: the OpenSM on HOST is killed (SIGKILL); the
+                                    standby takes over after its polling timeout
 ==================================  ============================================================
 
 Every spec may end with ``@SECONDS``: the onset, in seconds after the model's ``t0`` (or after the
@@ -56,7 +62,12 @@ NAMES: tuple[str, ...] = (
     "reboot",
     "cabling-swap",
     "ecn-misconfig",
+    "link-down",
+    "ib-rcv-errors",
+    "sm-death",
 )
+IBSIM_ONLY = frozenset({"link-down", "ib-rcv-errors", "sm-death"})
+"""Scenarios the simulator performs (the modelled traffic model has no equivalent)."""
 
 USAGE: dict[str, str] = {
     "healthy": "healthy",
@@ -70,6 +81,9 @@ USAGE: dict[str, str] = {
     "reboot": "reboot:DEVICE",
     "cabling-swap": "cabling-swap:DEVICE:PORT,DEVICE:PORT",
     "ecn-misconfig": "ecn-misconfig:SWITCH",
+    "link-down": "link-down:DEVICE:PORT",
+    "ib-rcv-errors": "ib-rcv-errors:DEVICE:PORT",
+    "sm-death": "sm-death:HOST",
 }
 
 
@@ -131,7 +145,7 @@ def parse(spec: str, fabric: Fabric | None = None) -> Scenario:
         if rest:
             raise ScenarioError(f"scenario {spec!r} takes no arguments; write {usage}")
         sc = Scenario(name, onset=onset, spec=spec.strip())
-    elif name in ("congestion", "reboot", "ecn-misconfig"):
+    elif name in ("congestion", "reboot", "ecn-misconfig", "sm-death"):
         if not rest or ":" in rest:
             raise ScenarioError(f"scenario {spec!r}: write {usage}")
         sc = Scenario(name, device=rest, onset=onset, spec=spec.strip())
@@ -192,6 +206,11 @@ def check(sc: Scenario, fabric: Fabric) -> None:
     elif sc.name == "reboot":
         if sc.device not in devices:
             raise ScenarioError(f"scenario {sc}: unknown device {sc.device!r}")
+    elif sc.name == "sm-death":
+        sms = [sm.device for sm in fabric.ib.subnet_managers] if fabric.ib is not None else []
+        if sc.device not in sms:
+            raise ScenarioError(f"scenario {sc}: {sc.device!r} runs no subnet manager "
+                                f"(ib.subnet_managers: {', '.join(sms) or 'none'})")
     elif sc.name == "cabling-swap":
         assert sc.device is not None and sc.port is not None and sc.other is not None
         for end in ((sc.device, sc.port), sc.other):

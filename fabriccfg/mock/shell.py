@@ -321,6 +321,11 @@ class ShellSession(CliSession):
         fn = self.commands.get(name)
         if fn is not None:
             return fn(self, argv, stdin)
+        real = self.dev.extra.get("real_tools")
+        if real is not None:  # the ibsim backend: infiniband-diags run for real (fabriccfg.mock.ibsim)
+            got = real(argv)
+            if got is not None:
+                return got  # type: ignore[no-any-return]
         res = self.telemetry_result(" ".join(shlex.quote(a) for a in argv))
         if res is not None:
             return res
@@ -624,7 +629,7 @@ def _grep(sh: ShellSession, argv: list[str], stdin: str) -> Result:
     if files:
         got = sh.read(files[0])
         if got is None:
-            return f"grep: {files[0]}: No such file or directory\n", 2
+            return ("" if "-s" in flags else f"grep: {files[0]}: No such file or directory\n"), 2
         text = got
     try:
         rx = re.compile(pattern if ("-E" in flags or "-P" in flags) else pattern.replace(r"\|", "|"),
@@ -711,6 +716,9 @@ def _systemctl(sh: ShellSession, argv: list[str], stdin: str) -> Result:
         if action == "is-active":
             return "inactive\n", 3
         return f"Failed to {action} {unit}.service: Unit {unit}.service not found.\n", 5
+    probe = sh.dev.extra.get("service_probes", {}).get(unit)
+    if probe is not None:  # a real process behind the unit (ibsim backend): its state wins
+        services[unit] = probe(sh.dev, services[unit])
     if action == "is-active":
         return services[unit] + "\n", 0 if services[unit] == "active" else 3
     if action == "is-failed":
@@ -721,7 +729,10 @@ def _systemctl(sh: ShellSession, argv: list[str], stdin: str) -> Result:
                "failed": "failed (Result: exit-code)"}.get(state, "inactive (dead)")
         return (f"● {unit}.service\n     Loaded: loaded (/lib/systemd/system/{unit}.service; enabled)\n"
                 f"     Active: {sub}\n"), 0 if state == "active" else 3
+    hook = sh.dev.extra.get("service_actions", {}).get(unit)
     if action == "stop":
+        if hook is not None:
+            hook(sh.dev, "stop")
         services[unit] = "inactive"
         return "", 0
     if action in ("start", "restart", "reload", "try-restart", "reload-or-restart"):
@@ -735,6 +746,12 @@ def _systemctl(sh: ShellSession, argv: list[str], stdin: str) -> Result:
                     f"See \"systemctl status {unit}.service\" and \"journalctl -xeu {unit}.service\" "
                     "for details.\n"
                     if verb == "start" else f"Job for {unit}.service failed.\n"), 1
+        err = hook(sh.dev, "restart") if hook is not None else None
+        if err:
+            services[unit] = "failed"
+            sh.dev.log.append(f"# {unit} failed to start: {err}")
+            return (f"Job for {unit}.service failed because the control process exited with error code.\n"
+                    f"See \"systemctl status {unit}.service\" for details.\n"), 1
         services[unit] = "active"
         sh.dev.extra.setdefault("service_restarts", {}).setdefault(unit, 0)
         sh.dev.extra["service_restarts"][unit] += 1

@@ -37,6 +37,35 @@ def _sm_lids(samples: list[Sample], ctx: CliContext) -> list[str]:
     return [f"sminfo {lid}" for lid in lids]
 
 
+def _sm_applied(text: str, ctx: CliContext) -> list[Sample]:
+    return parsers.opensm_applied.samples(ctx.device, text, ctx.ib)
+
+
+PKEY_PROBES = 4
+"""CA ports whose P_Key table ``verify`` reads (first, last and evenly spread by name)."""
+
+
+def _pkey_probes(samples: list[Sample], ctx: CliContext) -> list[str]:
+    """``smpquery pkeys LID`` on a sample of CA ports ibnetdiscover found, once this host's OpenSM log
+    showed a routing result (a host without an OpenSM log, like the modelled mock, probes nothing)."""
+    if not any(s.metric == "sm_routing_engine" and s.device == ctx.device for s in samples):
+        return []
+    cas: dict[str, tuple[str, str]] = {}
+    for s in samples:
+        if s.metric == "ib_node" and s.label("type") == "ca":
+            lid, guid = s.label("lid"), s.label("guid")
+            desc = str(s.value)
+            if lid and lid.isdigit() and guid and "aggregation node" not in desc.lower():
+                cas.setdefault(desc, (lid, guid))
+    names = sorted(cas)
+    if not names:
+        return []
+    step = max(1, (len(names) - 1) // max(1, PKEY_PROBES - 1))
+    picks = list(dict.fromkeys([*names[::step][:PKEY_PROBES - 1], names[-1]]))
+    return [f"echo '# pkeys lid {cas[n][0]} guid {cas[n][1]} desc {n}'; smpquery pkeys {cas[n][0]}"
+            for n in picks if "'" not in n]
+
+
 def _perfquery(text: str, ctx: CliContext) -> list[Sample]:
     return parsers.perfquery.samples(ctx.device, text, ctx.port)
 
@@ -67,6 +96,11 @@ IB_FABRIC_TOOLS = (
     CliCommand("sminfo", "sminfo", _sminfo, per="fabric", technology="infiniband", followups=_sm_lids),
 )
 """infiniband-diags on a GPU host: the fabric-wide view when the fabric has no SM host."""
+SM_APPLIED = CliCommand(
+    "sm-applied", f"grep -hsE '{parsers.opensm_applied.LOG_PATTERN}' /var/log/opensm.log",
+    _sm_applied, followups=_pkey_probes)
+"""What the running OpenSM applied: routing engine and roots from its log (default log path), then
+``smpquery pkeys`` on sampled CA ports (partitions as applied)."""
 PERFQUERY_LOCAL = CliCommand("perfquery", "perfquery -x", _perfquery, per="first-nic",
                              technology="infiniband")
 ETHTOOL = CliCommand("ethtool", "ethtool -S {netdev}", _ethtool, per="nic", technology="roce")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fabriccfg import catalog
 from fabriccfg.inventory.models import Host, ManagementHost, Switch
+from fabriccfg.render.derive import facts
 from fabriccfg.telemetry.model import Sample
 from fabriccfg.verify.model import Check, CheckResult, Context, Finding, analyzer
 
@@ -276,6 +277,126 @@ def sm_health(check: Check, ctx: Context) -> list[Finding] | CheckResult:
                 and s.value == "failed":
             out.append(Finding(check.id, "critical", s.device, None, value="failed", threshold="active",
                                hint=check.hint, message=f"{s.label('service')} failed on {s.device}"))
+    return out
+
+
+# --------------------------------------------------------------------------- what the SM applied
+_ROOT_ENGINES = frozenset({"ftree", "updn", "ar_ftree", "ar_updn"})
+NO_SM_LOG = ("no OpenSM routing lines (read from /var/log/opensm.log on the SM hosts; "
+             "the modelled mock has no OpenSM, use mock up --backend ibsim)")
+
+
+def _master(ctx: Context) -> str | None:
+    masters = {s.device for s in ctx.latest if s.metric == "sm_state" and str(s.value) == "master"}
+    return sorted(masters)[0] if len(masters) == 1 else None
+
+
+@analyzer("sm_routing")
+def sm_routing(check: Check, ctx: Context) -> list[Finding] | CheckResult:
+    """The master SM routes with the first configured engine (no fallback) and ranks the intended roots."""
+    ib = ctx.fabric.ib
+    if ctx.fabric.fabric.technology != "infiniband" or ib is None:
+        return _skip(check, "not an InfiniBand fabric")
+    engines = {s.device: str(s.value) for s in ctx.latest if s.metric == "sm_routing_engine"}
+    if not engines:
+        return CheckResult(check.id, "unknown", message=NO_SM_LOG)
+    master = _master(ctx)
+    dev = master if master in engines else sorted(engines)[0]
+    used, wanted = engines[dev], ib.routing_engines
+    fallback = next((str(s.value) for s in ctx.latest
+                     if s.metric == "sm_routing_fallback" and s.device == dev), None)
+    out: list[Finding] = []
+    if used != wanted[0]:
+        out.append(Finding(check.id, check.severity, dev, None, value=used, threshold=wanted[0],
+                           hint=check.hint,
+                           message=f"SM on {dev} routes with {used}, configured {','.join(wanted)}"
+                                   + (f" ({fallback})" if fallback else "")))
+    roots = next((s.value for s in ctx.latest if s.metric == "sm_root_switches" and s.device == dev), None)
+    intended = len(facts(ctx.fabric).ib.root_guids)
+    if used in _ROOT_ENGINES and intended and roots is not None and int(str(roots)) != intended:
+        out.append(Finding(check.id, check.severity, dev, None, value=roots, threshold=f"== {intended}",
+                           hint=check.hint,
+                           message=f"{used} on {dev} ranked {roots} root switches, intended {intended}"))
+    return out
+
+
+def _intended_pkeys(ctx: Context, device: str) -> dict[int, str]:
+    """15-bit P_Key -> membership the intent gives ``device`` (Default 0x7fff: any membership)."""
+    ib = ctx.fabric.ib
+    want: dict[int, str] = {0x7FFF: "any"}
+    dev = ctx.fabric.devices.get(device)
+    is_ca = isinstance(dev, Host | ManagementHost)
+    for p in ib.partitions if ib is not None else []:
+        for m in p.members:
+            if m.device in ("ALL", device) or (m.device == "ALL_CAS" and is_ca):
+                want[p.pkey] = m.membership
+    return want
+
+
+@analyzer("ib_partitions")
+def ib_partitions(check: Check, ctx: Context) -> list[Finding] | CheckResult:
+    """P_Key tables read from sampled CA ports (``smpquery pkeys``) hold the intended partitions."""
+    if ctx.fabric.fabric.technology != "infiniband" or ctx.fabric.ib is None:
+        return _skip(check, "not an InfiniBand fabric")
+    rows = [s for s in ctx.latest if s.metric == "ib_pkeys"]
+    if not rows:
+        return CheckResult(check.id, "unknown",
+                           message="no P_Key tables read (smpquery pkeys runs where " + NO_SM_LOG[3:])
+    out: list[Finding] = []
+    for s in rows:
+        have = {int(k, 16) & 0x7FFF: bool(int(k, 16) & 0x8000) for k in str(s.value).split()}
+        for pkey, membership in sorted(_intended_pkeys(ctx, s.device).items()):
+            where = f"{s.device}:{s.port}"
+            if pkey not in have:
+                out.append(Finding(check.id, check.severity, s.device, s.port, value="absent",
+                                   threshold=f"0x{pkey:04x} {membership}", hint=check.hint,
+                                   message=f"P_Key 0x{pkey:04x} ({membership}) not applied on {where}"))
+            elif membership in ("full", "limited") and have[pkey] != (membership == "full"):
+                got = "full" if have[pkey] else "limited"
+                out.append(Finding(check.id, "warning", s.device, s.port, value=got,
+                                   threshold=membership, hint=check.hint,
+                                   message=f"P_Key 0x{pkey:04x} is {got} on {where}, intended {membership}"))
+        extra = sorted(set(have) - set(_intended_pkeys(ctx, s.device)))
+        if extra:
+            text = " ".join(f"0x{k:04x}" for k in extra)
+            out.append(Finding(check.id, "warning", s.device, s.port, value=text,
+                               threshold="intended partitions only", hint=check.hint,
+                               message=f"unexpected P_Key(s) on {s.device}:{s.port}: {text}"))
+    return out
+
+
+@analyzer("sm_standby")
+def sm_standby(check: Check, ctx: Context) -> list[Finding] | CheckResult:
+    """Every intended SM but the master answers sminfo as STANDBY with its intended priority, below the
+    master's (so it takes over when the master dies and does not preempt it)."""
+    ib = ctx.fabric.ib
+    if ctx.fabric.fabric.technology != "infiniband" or ib is None:
+        return _skip(check, "not an InfiniBand fabric")
+    if len(ib.subnet_managers) < 2:
+        return _skip(check, "the intent has no standby SM (one subnet manager)")
+    states: dict[str, tuple[str, int | None]] = {}
+    for s in ctx.latest:
+        if s.metric == "sm_state":
+            prio = s.label("priority")
+            if s.device not in states or str(s.value) == "master":
+                states[s.device] = (str(s.value), int(prio) if prio and prio.isdigit() else None)
+    if not states:
+        return CheckResult(check.id, "unknown", message="no sminfo answers (needs sminfo on an SM host)")
+    master = _master(ctx)
+    mprio = states[master][1] if master else None
+    out: list[Finding] = []
+    for sm in ib.subnet_managers:
+        if sm.device == master:
+            continue
+        st, sprio = states.get(sm.device, ("absent", None))
+        if st != "standby":
+            out.append(Finding(check.id, check.severity, sm.device, None, value=st, threshold="standby",
+                               hint=check.hint, message=f"standby SM {sm.device} is not ready: {st}"))
+        elif mprio is not None and sprio is not None and sprio > mprio:
+            out.append(Finding(check.id, check.severity, sm.device, None, value=sprio,
+                               threshold=f"<= {mprio}", hint=check.hint,
+                               message=f"standby SM {sm.device} has priority {sprio} above the "
+                                       f"master's {mprio}"))
     return out
 
 

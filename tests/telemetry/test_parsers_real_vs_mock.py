@@ -50,7 +50,11 @@ MOCK_COMMAND: dict[str, tuple[str, list[str], str, str]] = {
 }
 NO_CAPTURE = {"eos_pfcwd", "nxos_queuing", "nxos_pfc_queue"}
 """No published capture found (each folder's SOURCE lists what was searched)."""
-NOT_IN_MOCK = {"systemctl": "rendered by the mock shell (fabriccfg.mock.shell), not by cli_telemetry"}
+NOT_IN_MOCK = {
+    "systemctl": "rendered by the mock shell (fabriccfg.mock.shell), not by cli_telemetry",
+    "opensm_applied": "only the real OpenSM writes this log (ibsim backend, tests/mock/test_ibsim.py); "
+                      "the modelled mock has no SM process, its SM checks say UNKNOWN with that reason",
+}
 
 # folder -> {typed path: reason} allowed on one side only
 ONLY_REAL: dict[str, dict[str, str]] = {

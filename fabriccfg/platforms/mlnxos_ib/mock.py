@@ -94,6 +94,13 @@ class MlnxosSession(ModalSession):
         self.dev.running = self.files[name].copy()
         if self.editor is not None:
             self.enter_config()
+        self._sm_follows()
+
+    def _sm_follows(self) -> None:
+        """The ibsim backend's embedded SM follows the running ``ib sm`` configuration."""
+        hook = self.dev.extra.get("embedded_sm")
+        if hook is not None:
+            hook(self.dev)
 
     def show_running(self) -> str:
         lines = [
@@ -123,6 +130,7 @@ class MlnxosSession(ModalSession):
             if self.level == 2:
                 self.level = 1
                 self.editor = None
+                self._sm_follows()
                 return ""
             self.closing = True
             return ""
@@ -177,6 +185,7 @@ class MlnxosSession(ModalSession):
             if cmd == "end":
                 self.level = 1
                 self.editor = None
+                self._sm_follows()
                 return ""
             return self.apply_config(cmd)
         return self.error(cmd)

@@ -15,6 +15,7 @@ from fabriccfg.telemetry.parsers import (
     ethtool,
     ibnetdiscover,
     ibqueryerrors,
+    opensm_applied,
     perfquery,
     sminfo,
     systemctl,
@@ -25,6 +26,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "ibqueryerrors": ibqueryerrors.parse,
     "ibnetdiscover": ibnetdiscover.parse,
     "sminfo": sminfo.parse,
+    "opensm_applied": opensm_applied.parse,
     "ethtool": ethtool.parse,
     "systemctl": systemctl.parse,
 }
