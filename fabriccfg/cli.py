@@ -21,7 +21,7 @@ app = typer.Typer(
     help="Validated intent, rendered configs, guarded pushes and health checks for AI-training fabrics "
     "(InfiniBand HDR and 400G RoCE v2).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

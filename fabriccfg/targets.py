@@ -101,7 +101,7 @@ def from_inventory(fabric: Fabric, inventory_dir: Path | None = None,
     """
     creds = fabric.credentials
     base = inventory_dir or Path.cwd()
-    known_hosts = creds.known_hosts or str(base / "known_hosts")
+    known_hosts = creds.known_hosts or default_known_hosts(base)
     use_ssh = "ssh" in access
     password = secrets.resolve(creds.ssh.password, base_dir=base) if creds.ssh.password and use_ssh else None
     key_file = creds.ssh.key_file.partition(":")[2] if creds.ssh.key_file else None
@@ -130,10 +130,23 @@ def from_inventory(fabric: Fabric, inventory_dir: Path | None = None,
     return out
 
 
+def default_known_hosts(inventory_dir: Path) -> str:
+    """``<inventory dir>/known_hosts`` when that file exists, else ``~/.ssh/known_hosts`` (as ssh does)."""
+    beside = inventory_dir / "known_hosts"
+    return str(beside) if beside.is_file() else str(Path("~/.ssh/known_hosts").expanduser())
+
+
 def resolve_targets(fabric: Fabric, endpoints_file: str | Path | None, inventory_dir: Path | None = None,
-                    access: Collection[Access] = ("ssh", "snmp")) -> dict[str, Endpoint]:
+                    access: Collection[Access] = ("ssh", "snmp"),
+                    known_hosts: str | Path | None = None) -> dict[str, Endpoint]:
     """Endpoints file when given (the mock fabric), else the inventory's management addresses
-    (resolving only the secrets of ``access``)."""
+    (resolving only the secrets of ``access``); ``known_hosts`` (``--known-hosts FILE``) replaces
+    every endpoint's host-key file."""
     if endpoints_file is not None:
-        return load_endpoints(endpoints_file)
-    return from_inventory(fabric, inventory_dir, access)
+        eps = load_endpoints(endpoints_file)
+    else:
+        eps = from_inventory(fabric, inventory_dir, access)
+    if known_hosts is not None:
+        eps = {n: e.model_copy(update={"known_hosts": str(Path(known_hosts).expanduser())})
+               for n, e in eps.items()}
+    return eps

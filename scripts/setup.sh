@@ -35,4 +35,6 @@ PY=${PYTHON:-python3}
 [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 extras="test"
-.venv/bin/python -m pip install -q -e ".[${extras}]"
+# compat: the editable install is a plain path in a .pth file, which type checkers follow (mypy does
+# not run setuptools' import-hook finder), so a user script type-checks against the installed package
+.venv/bin/python -m pip install -q -e ".[${extras}]" --config-settings editable_mode=compat

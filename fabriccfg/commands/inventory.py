@@ -166,13 +166,23 @@ def gen(  # noqa: PLR0917 (typer maps parameters to options)
     typer.echo(f"wrote {output}: {data['fabric']['description']}", err=True)
 
 
-def rules() -> None:
+def rules(
+    output: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="text (one line per rule) or json (a list of "
+                                   "{id, severity, summary})")
+    ] = OutputFormat.text,
+) -> None:
     """List the fabric-wide rules: id, severity and what each checks."""
     from fabriccfg.inventory.rules import RULES, load_families
 
     load_families()
+    ordered = sorted(RULES.values(), key=lambda r: r.id)
+    if output is OutputFormat.json:
+        typer.echo(json.dumps([{"id": r.id, "severity": r.severity, "summary": r.summary} for r in ordered],
+                              indent=2))
+        return
     width = max(len(r) for r in RULES)
-    for r in sorted(RULES.values(), key=lambda r: r.id):
+    for r in ordered:
         typer.echo(f"{r.id:<{width}}  {r.severity:<7}  {r.summary}")
 
 

@@ -104,6 +104,12 @@ def probe_cmd(  # noqa: PLR0917 (typer maps parameters to options)
     except OSError as exc:
         raise fail(f"{inventory}: {exc.strerror or exc}") from None
     chosen = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None
+    if chosen:
+        from fabriccfg.names import unknown_names
+
+        problem = unknown_names("GPU host", chosen, {n.host for n in plan.host_nics(fabric)}, "the inventory")
+        if problem is not None:
+            raise fail(problem)
     try:
         pairs = plan.plan(fabric, chosen)
     except plan.PlanError as exc:

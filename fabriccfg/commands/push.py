@@ -41,18 +41,24 @@ def load_inventory(inventory: Path) -> Fabric:
 
 
 def plan(fabric: Fabric, inventory: Path, endpoints: Path | None, *, devices: list[str], roles: list[str],
-         templates: Path | None, snmp: bool = False) -> list[DeviceJob]:
+         templates: Path | None, snmp: bool = False, known_hosts: Path | None = None) -> list[DeviceJob]:
     """Targets and jobs, or a one-line error and exit 2."""
+    from fabriccfg.names import selection_problem
     from fabriccfg.push.api import PlanError, plan_jobs, select
     from fabriccfg.render.engine import RenderError
     from fabriccfg.secrets import SecretError
     from fabriccfg.targets import Access, EndpointsError, resolve_targets
 
+    problem = selection_problem(fabric, devices, roles)
+    if problem is not None:
+        _err(f"error: {problem}")
+        raise typer.Exit(2)
     try:
         names = select(fabric, devices, roles)
         # SSH only, unless a post-push check (--verify) polls SNMP: an unset SNMP secret must not stop a push
         access: tuple[Access, ...] = ("ssh", "snmp") if snmp else ("ssh",)
-        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, access=access)
+        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, access=access,
+                                  known_hosts=known_hosts)
         source = str(endpoints) if endpoints else "the inventory (no management address)"
         return plan_jobs(fabric, targets, names, templates, endpoints_source=source)
     except (PlanError, EndpointsError, SecretError, RenderError) as exc:
@@ -81,8 +87,19 @@ def show_diffs(report: RunReport, console: Any) -> None:
 
 
 def _insecure_warning() -> None:
-    _err("WARNING: --insecure-host-keys: SSH host keys are NOT checked; anyone on the path can impersonate "
-         "a switch and read its credentials. Use only in a lab.")
+    from fabriccfg.commands.render import insecure_warning
+
+    insecure_warning()
+
+
+def detailed_exit_code(report: RunReport) -> int:
+    """``--detailed-exitcode`` for a dry run (terraform plan's convention): 0 nothing to change,
+    1 a device failed or could not be planned, 2 changes pending."""
+    targets = [d for d in report.devices if d.target]
+    if any(d.state not in ("unchanged", "skipped") or (d.state == "skipped" and not d.changed)
+           for d in targets):
+        return 1
+    return 2 if any(d.changed for d in targets) else 0
 
 
 def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[str] | None = None,
@@ -90,8 +107,8 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
              canary: int | None = None, max_failures: int | None = None, workers: int = 8,
              timeout: float | None = 300.0, confirm_timeout: float = 300.0, yes: bool = False,
              insecure_host_keys: bool = False, fmt: OutputFormat = OutputFormat.table,
-             run_dir: Path = Path("runs"), templates: Path | None = None,
-             post_push_checks: Sequence[PostPushCheck] = ()) -> int:
+             run_dir: Path = Path("runs"), templates: Path | None = None, detailed_exitcode: bool = False,
+             known_hosts: Path | None = None, post_push_checks: Sequence[PostPushCheck] = ()) -> int:
     """The whole ``fabriccfg push`` command; returns the exit code."""
     from fabriccfg.commands._console import console as make_console
     from fabriccfg.push import api
@@ -106,8 +123,12 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
         _err("error: --max-failures must be 0 or more")
         return 2
     fabric = load_inventory(inventory)
+    if detailed_exitcode and not dry_run:
+        _err("error: --detailed-exitcode goes with --dry-run (a push's exit code is already 0 applied, "
+             "1 failed)")
+        return 2
     jobs = plan(fabric, inventory, endpoints, devices=devices or [], roles=roles or [], templates=templates,
-                snmp=bool(post_push_checks))
+                snmp=bool(post_push_checks), known_hosts=known_hosts)
     if insecure_host_keys:
         _insecure_warning()
     runner = RunnerOptions(workers=workers, batch=batch, canary=canary, max_failures=max_failures,
@@ -144,12 +165,12 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
         if dry_run:
             show_diffs(report, console)
         final_table(report, console)
-    return report.exit_code
+    return detailed_exit_code(report) if detailed_exitcode else report.exit_code
 
 
 def run_recover(run_dir: Path, inventory: Path | None, *, endpoints: Path | None = None,
                 insecure_host_keys: bool = False, fmt: OutputFormat = OutputFormat.table,
-                timeout: float = 120.0, workers: int = 8) -> int:
+                timeout: float = 120.0, workers: int = 8, known_hosts: Path | None = None) -> int:
     """``fabriccfg push --recover RUN_DIR``; returns the exit code (0 recovered or nothing to do,
     1 a device could not be brought to its backup or intent, 2 usage)."""
     from fabriccfg.commands._console import console as make_console
@@ -179,7 +200,7 @@ def run_recover(run_dir: Path, inventory: Path | None, *, endpoints: Path | None
         inventory = Path(recorded)
     fabric = load_inventory(inventory)
     try:
-        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent)
+        targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, known_hosts=known_hosts)
     except (EndpointsError, SecretError) as exc:
         _err(f"error: {exc}")
         return 2
@@ -241,6 +262,12 @@ def register(app: typer.Typer) -> None:
         verify: Annotated[bool, Opt("--verify", help="After each device's change and before confirm, run the "
                                     "health checks on it (fabriccfg verify); a CRITICAL finding rolls it "
                                     "back.")] = False,
+        detailed_exitcode: Annotated[bool, Opt("--detailed-exitcode", help="With --dry-run: exit 0 nothing "
+                                               "to change, 1 error, 2 changes pending (terraform plan's "
+                                               "convention).")] = False,
+        known_hosts: Annotated[Path | None, Opt("--known-hosts", help="SSH known_hosts file (default: the "
+                                                "inventory's, else <inventory dir>/known_hosts if present, "
+                                                "else ~/.ssh/known_hosts).")] = None,
         recover: Annotated[Path | None, Opt(
             "--recover", metavar="RUN_DIR", help="Do not push: read RUN_DIR's journal and bring every device "
             "a dead push left mid-change back to its backup (or confirm a verified change).")] = None,
@@ -248,13 +275,15 @@ def register(app: typer.Typer) -> None:
         """Push rendered intent to the devices, transactionally (backup, apply, verify, confirm or roll back).
 
         Exit 0 when every targeted device is unchanged or applied, 1 otherwise, 2 on a usage error.
+        --dry-run --detailed-exitcode: 0 nothing to change, 1 error, 2 changes pending.
         With --recover: 0 when every in-flight device ended at its backup or intent (or nothing was in
         flight), 1 when one could not be, 2 on a usage error.
         """
         if recover is not None:
             raise typer.Exit(run_recover(recover, inventory, endpoints=endpoints, fmt=fmt,
                                          insecure_host_keys=insecure_host_keys,
-                                         timeout=timeout if timeout > 0 else 120.0, workers=workers))
+                                         timeout=timeout if timeout > 0 else 120.0, workers=workers,
+                                         known_hosts=known_hosts))
         if inventory is None:
             _err("error: missing argument INVENTORY")
             raise typer.Exit(2)
@@ -269,7 +298,8 @@ def register(app: typer.Typer) -> None:
                             dry_run=dry_run, batch=batch, canary=canary, max_failures=max_failures,
                             workers=workers, timeout=timeout, confirm_timeout=confirm_timeout, yes=yes,
                             insecure_host_keys=insecure_host_keys, fmt=fmt, run_dir=run_dir,
-                            templates=templates, post_push_checks=checks)
+                            templates=templates, detailed_exitcode=detailed_exitcode,
+                            known_hosts=known_hosts, post_push_checks=checks)
         except KeyboardInterrupt:  # before or after the runner (which handles Ctrl-C itself)
             _err("interrupted")
             code = 130

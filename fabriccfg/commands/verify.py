@@ -60,7 +60,7 @@ def load_running_configs(root: Path) -> dict[str, dict[str, str]]:
 
 
 def _setup(inventory: Path, endpoints: Path | None, checks_dirs: list[Path] | None,
-           only: list[str] | None) -> tuple[Any, Any, Any]:
+           only: list[str] | None, known_hosts: Path | None = None) -> tuple[Any, Any, Any]:
     """Fabric, targets and checks, or a one-line error and exit 3."""
     from fabriccfg import secrets, targets
     from fabriccfg.inventory.load import InventoryError, load_fabric
@@ -74,7 +74,7 @@ def _setup(inventory: Path, endpoints: Path | None, checks_dirs: list[Path] | No
     except OSError as exc:
         raise fail(f"{inventory}: {exc.strerror or exc}") from None
     try:
-        tgts = targets.resolve_targets(fabric, endpoints, inventory.parent)
+        tgts = targets.resolve_targets(fabric, endpoints, inventory.parent, known_hosts=known_hosts)
     except targets.EndpointsError as exc:
         raise fail(str(exc)) from None
     except secrets.SecretError as exc:
@@ -84,10 +84,11 @@ def _setup(inventory: Path, endpoints: Path | None, checks_dirs: list[Path] | No
     except CheckError as exc:
         raise fail(str(exc)) from None
     if only:
-        known = {c.id for c in checks}
-        missing = sorted(set(only) - known)
-        if missing:
-            raise fail(f"unknown check(s) {', '.join(missing)} (known: {', '.join(sorted(known))})")
+        from fabriccfg.names import unknown_names
+
+        problem = unknown_names("check", only, {c.id for c in checks})
+        if problem is not None:
+            raise fail(problem)
         checks = [c for c in checks if c.id in only]
     return fabric, tgts, checks
 
@@ -100,8 +101,82 @@ ChecksOpt = Annotated[list[Path] | None, typer.Option("--checks", help="Extra ch
                                                       "a check with a shipped id replaces it.")]
 OnlyOpt = Annotated[list[str] | None, typer.Option("--only", help="Run only this check id (repeatable).")]
 StateOpt = Annotated[Path | None, typer.Option("--state-dir", help="Sample store: rates against the previous "
-                                               "run, so --samples 1 works from cron.")]
+                                               "run (or round), so one poll per run works from cron.")]
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, json, junit or prometheus.")]
+KnownHostsOpt = Annotated[Path | None, typer.Option(
+    "--known-hosts", help="SSH known_hosts file (default: the inventory's, else <inventory dir>/known_hosts "
+    "if present, else ~/.ssh/known_hosts).")]
+InsecureOpt = Annotated[bool, typer.Option("--insecure-host-keys", help="Do not check SSH host keys (labs "
+                                           "only; printed and recorded in the report).")]
+AllPrioritiesOpt = Annotated[bool, typer.Option("--all-priorities", help="Prometheus: export per-port series "
+                                                "for every priority (default: the lossless and CNP "
+                                                "priorities only).")]
+INSECURE_NOTE = "host-key checking was disabled (--insecure-host-keys)"
+
+
+def insecure(flag: bool) -> list[str]:
+    """Print the loud warning once and return the note the report records."""
+    if not flag:
+        return []
+    from fabriccfg.commands.render import insecure_warning
+
+    insecure_warning()
+    return [INSECURE_NOTE]
+
+
+def running_note(fabric: Any, running_configs: dict[str, dict[str, str]], check_list: list[Any]) -> None:
+    """``--running DIR`` lacking a device's config: say so per device, as ``diff --against`` does."""
+    if not any(c.id == "config-drift" for c in check_list):
+        return
+    from fabriccfg.render.engine import render_spec
+
+    for name, dev in fabric.devices.items():
+        if name not in running_configs and render_spec(dev.platform) is not None:
+            typer.echo(f"no saved config for {name}, skipped", err=True)
+
+
+class Progress:
+    """Live progress on a terminal while verify samples (stderr, rich); silent in pipes and logs."""
+
+    def __init__(self, samples: int, devices: int) -> None:
+        from fabriccfg.commands._console import console, is_tty
+
+        self.samples, self.devices, self.taken = samples, devices, 0
+        self.status: Any = None
+        if is_tty(sys.stderr):
+            self.status = console(stderr=True).status(self._text("starting"))
+
+    def _text(self, what: str) -> str:
+        return f"verify: {what} ({self.devices} device(s), {self.samples} sample(s))"
+
+    def __enter__(self) -> Progress:
+        if self.status is not None:
+            self.status.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.__exit__(*exc)
+
+    def update(self, what: str) -> None:
+        if self.status is not None:
+            self.status.update(self._text(what))
+
+    def collector(self, inner: Any) -> Any:
+        def run(fabric: Any, targets: Any) -> Any:
+            self.taken += 1
+            self.update(f"polling sample {self.taken}/{self.samples}")
+            return inner(fabric, targets)
+
+        return run
+
+    def sleep(self, seconds: float) -> None:
+        import time
+
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            self.update(f"next sample in {left:.0f} s ({self.taken}/{self.samples} taken)")
+            time.sleep(min(left, 0.25))
 
 
 def verify_cmd(  # noqa: PLR0917 (typer maps parameters to options)
@@ -117,6 +192,8 @@ def verify_cmd(  # noqa: PLR0917 (typer maps parameters to options)
                                                  "for config-drift (e.g. a push run's backups).")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here "
                                                 "instead of stdout.")] = None,
+    known_hosts: KnownHostsOpt = None,
+    insecure_host_keys: InsecureOpt = False,
 ) -> None:
     """Check the fabric's health from live telemetry: pause storms and their origin, congestion, drops,
     link, IB, cabling, SM and SHARP. Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
@@ -129,15 +206,21 @@ def verify_cmd(  # noqa: PLR0917 (typer maps parameters to options)
         every = parse_duration(interval)
     except ValueError as exc:
         raise fail(f"--interval: {exc}") from None
-    fabric, tgts, check_list = _setup(inventory, endpoints, checks, only)
+    fabric, tgts, check_list = _setup(inventory, endpoints, checks, only, known_hosts)
     try:
         running_configs = load_running_configs(running) if running is not None else None
     except (OSError, ValueError) as exc:
         raise fail(f"--running: {exc}") from None
+    if running_configs is not None:
+        running_note(fabric, running_configs, check_list)
+    notes = insecure(insecure_host_keys)
     store = runner.PreviousRun(state_dir, scope=f"{fabric.fabric.name}:verify") if state_dir else None
     try:
-        report = runner.verify(fabric, tgts, check_list, runner.default_collector(), samples=samples,
-                               interval=every, store=store, running_configs=running_configs)
+        with Progress(samples, len(tgts)) as progress:
+            collector = runner.default_collector(insecure_host_keys=insecure_host_keys)
+            report = runner.verify(fabric, tgts, check_list, progress.collector(collector), samples=samples,
+                                   interval=every, store=store, running_configs=running_configs,
+                                   sleep=progress.sleep)
     except KeyboardInterrupt:
         raise fail("interrupted") from None
     except Exception as exc:  # a collector or store failure is UNKNOWN, never a traceback
@@ -145,6 +228,7 @@ def verify_cmd(  # noqa: PLR0917 (typer maps parameters to options)
     finally:
         if store is not None:
             store.close()
+    report.warnings.extend(notes)
     text = out_mod.render(report, fmt, color=fmt == "table" and output is None and sys.stdout.isatty())
     if output is not None:
         output.write_text(text, encoding="utf-8")
@@ -174,6 +258,9 @@ def watch_cmd(  # noqa: PLR0917
     damping: Annotated[str, typer.Option("--hysteresis", help="UP/DOWN: a finding's severity rises after "
                                          "UP consistent rounds and falls (or clears) after DOWN; 1/1 "
                                          "turns damping off.")] = "2/3",
+    known_hosts: KnownHostsOpt = None,
+    insecure_host_keys: InsecureOpt = False,
+    all_priorities: AllPrioritiesOpt = False,
 ) -> None:
     """Poll the fabric every --every, evaluate the checks each round, and export metrics and check
     states for Prometheus. --once runs a single round (rates against the --state-dir store)."""
@@ -191,9 +278,11 @@ def watch_cmd(  # noqa: PLR0917
         raise fail(str(exc)) from None
     if period <= 0:
         raise fail("--every must be > 0")
-    fabric, tgts, check_list = _setup(inventory, endpoints, checks, only)
-    loop = watch.Watcher(fabric, tgts, check_list, runner.default_collector(), shard=shard_t,
-                         state_dir=state_dir, textfile=textfile, damping=damp)
+    fabric, tgts, check_list = _setup(inventory, endpoints, checks, only, known_hosts)
+    notes = insecure(insecure_host_keys)
+    collector = runner.default_collector(insecure_host_keys=insecure_host_keys)
+    loop = watch.Watcher(fabric, tgts, check_list, collector, shard=shard_t, state_dir=state_dir,
+                         textfile=textfile, damping=damp, all_priorities=all_priorities, warnings=notes)
     if once:
         try:
             report = loop.round()
@@ -201,6 +290,7 @@ def watch_cmd(  # noqa: PLR0917
             raise fail(f"watch round failed: {type(exc).__name__}: {exc}") from None
         finally:
             loop.close()
+        typer.echo(f"{watch.summary(report)}; {loop.series} series", err=True)
         typer.echo(out_mod.render(report, fmt).rstrip("\n"))
         raise typer.Exit(report.exit_code)
     server = None
@@ -217,7 +307,7 @@ def watch_cmd(  # noqa: PLR0917
         signal.signal(signal.SIGTERM, lambda *_: loop.stop.set())
     try:
         loop.run(period, rounds=rounds or None,
-                 on_round=lambda r: typer.echo(watch.summary(r), err=True))
+                 on_round=lambda r: typer.echo(f"{watch.summary(r)}; {loop.series} series", err=True))
     except KeyboardInterrupt:
         pass
     finally:

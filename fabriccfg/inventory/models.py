@@ -75,7 +75,8 @@ class Credentials(Model):
     snmp: SnmpCredentials | None = None
     known_hosts: SafeText | None = Field(
         None,
-        description="known_hosts file for strict host-key checking (default: <inventory dir>/known_hosts)",
+        description="known_hosts file for strict host-key checking (default: <inventory dir>/known_hosts "
+        "if it exists, else ~/.ssh/known_hosts; --known-hosts FILE overrides)",
     )
 
 

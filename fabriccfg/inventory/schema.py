@@ -12,10 +12,20 @@ from typing import Any
 
 from fabriccfg.inventory.models import Fabric
 
+SPEED_PATTERN = (r"^\s*(?:[Hh][Dd][Rr](?:100)?|[Ee][Dd][Rr]|[Nn][Dd][Rr](?:200)?|"
+                 r"\d+(?:\.\d+)?\s*[GgMmTt]?(?:[Bb](?:[Ii][Tt])?/?[Ss]|[Bb][Pp][Ss])?)\s*$")
+"""What ``types.parse_speed`` accepts as a string, as far as a regex can say (it also checks that the
+value is a whole number of Gb/s, which a pattern cannot)."""
+SECRET_PATTERN = r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S.*)$"  # noqa: S105 - a pattern, not a secret
+"""A secret reference (``types.SecretRef``): ``env:NAME`` or ``file:PATH``, never the secret itself."""
+SECRET_FIELDS = frozenset({"password", "key_file", "enable_secret", "community", "auth_key", "priv_key"})
+SCHEMA_ID = "urn:fabriccfg:schema:inventory:1"
+"""``$id``: the schema's stable name (bumped when the inventory format changes incompatibly)."""
+
 _SPEED: dict[str, Any] = {
     "anyOf": [
         {"type": "integer", "exclusiveMinimum": 0, "maximum": 1600},
-        {"type": "string", "examples": ["400G", "200G", "HDR", "HDR100", "NDR"]},
+        {"type": "string", "pattern": SPEED_PATTERN, "examples": ["400G", "200G", "HDR", "HDR100", "NDR"]},
     ],
     "description": "Gb/s, or a string such as 400G or HDR",
 }
@@ -53,6 +63,9 @@ def _patch(node: Any, name: str) -> None:
                     props[key] = {"anyOf": [*_GUID["anyOf"], *null], **extra}
                 elif key == "mgmt":
                     props[key] = {"anyOf": [_ADDRESS, {"type": "null"}], **extra}
+                elif key in SECRET_FIELDS and name in ("SshCredentials", "SnmpCredentials"):
+                    props[key] = {"anyOf": [{"type": "string", "pattern": SECRET_PATTERN,
+                                             "description": "env:NAME or file:PATH"}, *null], **extra}
                 elif key == "pkey" and name == "Partition":
                     props[key] = {"anyOf": [sub, {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,4}$"}]}
                 else:
@@ -95,5 +108,6 @@ def inventory_schema() -> dict[str, Any]:
         },
     }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = SCHEMA_ID
     schema["title"] = "fabriccfg inventory"
     return schema

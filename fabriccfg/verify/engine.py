@@ -84,28 +84,6 @@ ENV_NAMES = frozenset({
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def _set(raw: Any, what: str, src: str) -> frozenset[str] | None:
     if raw is None:
         return None
@@ -236,20 +214,6 @@ def load_checks(dirs: Sequence[Path] = (), *, shipped: bool = True) -> list[Chec
             check = parse_check(data, str(path))
             by_id[check.id] = check
     return [c for c in by_id.values() if c.enabled]
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 class _ScopeSource(ex.MetricSource):
@@ -431,15 +395,6 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
         msg += f" ({level}: {threshold}{unit if numeric else ''}"
         msg += f" for {len(window)} point(s))" if check.for_points > 1 else ")"
     return Finding(check.id, level, device, port, priority, value, threshold, check.hint, msg)  # type: ignore[arg-type]
-
-
-
-
-
-
-
-
-
 
 
 def run_check(check: Check, ctx: Context) -> CheckResult:

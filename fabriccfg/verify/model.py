@@ -140,6 +140,8 @@ class Report:
     devices: int = 0
     errors: dict[str, list[str]] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    """Things the operator chose that weaken the result (e.g. ``--insecure-host-keys``), recorded."""
 
     @property
     def exit_code(self) -> int:
@@ -156,6 +158,7 @@ class Report:
             "devices": self.devices,
             "errors": {d: list(m) for d, m in self.errors.items()},
             "elapsed_s": round(self.elapsed_s, 3),
+            "warnings": list(self.warnings),
         }
 
 

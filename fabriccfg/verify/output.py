@@ -8,12 +8,19 @@ is one ``<skipped>`` case. CI systems then show "pfc-pause-storm / leaf-r0:swp3 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from io import StringIO
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fabriccfg import secrets
 from fabriccfg.verify.engine import EXIT_CODES, Finding, Report, fmt_number
+
+if TYPE_CHECKING:
+    from fabriccfg.inventory.models import Fabric
+    from fabriccfg.telemetry.model import Sample
 
 FORMATS = ("table", "json", "junit", "prometheus")
 _STYLE = {"critical": "bold red", "warning": "yellow", "unknown": "magenta", "ok": "green"}
@@ -60,12 +67,17 @@ def to_table(report: Report, *, color: bool = False, width: int = 160) -> str:
                   + (f" {report.interval_s:.1f} s apart" if report.interval_s else ""))
     for r in unknown:
         console.print(f"[magenta]{r.check}[/]: UNKNOWN ({r.message})")
+    for w in report.warnings:
+        console.print(f"[bold red]WARNING[/]: {w}")
     return secrets.redact(buf.getvalue())
 
 
 def to_junit(report: Report) -> str:
-    suites = ET.Element("testsuites", name="fabriccfg verify", tests="0", failures="0", skipped="0")
-    total = fails = skips = 0
+    """JUnit XML: ``skipped`` counts exactly the checks the table counts as skipped (did not apply or
+    had no data); an UNKNOWN (could not evaluate) is an ``<error>``, a finding a ``<failure>``."""
+    suites = ET.Element("testsuites", name="fabriccfg verify", tests="0", failures="0", errors="0",
+                        skipped="0")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     by_check: dict[str, list[Finding]] = {}
     for f in report.findings:
         by_check.setdefault(f.check, []).append(f)
@@ -74,36 +86,38 @@ def to_junit(report: Report) -> str:
     results = {r.check: r for r in report.results}
     for cid in check_ids:
         res = results.get(cid)
-        found = by_check.get(cid, [])
         suite = ET.SubElement(suites, "testsuite", name=cid)
-        n = f_n = s_n = 0
-        for f in found:
-            case = ET.SubElement(suite, "testcase", classname=f"fabriccfg.{cid}", name=f.where)
-            n += 1
+        n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+
+        def case(name: str, *, _suite: ET.Element = suite, _cid: str = cid,
+                 _n: dict[str, int] = n) -> ET.Element:
+            _n["tests"] += 1
+            return ET.SubElement(_suite, "testcase", classname=f"fabriccfg.{_cid}", name=name)
+
+        for f in by_check.get(cid, []):
+            tc = case(f.where)
             if f.severity == "unknown":
-                ET.SubElement(case, "skipped", message=f.message[:500])
-                s_n += 1
+                ET.SubElement(tc, "error", type="UNKNOWN", message=f.message[:500])
+                n["errors"] += 1
             else:
-                el = ET.SubElement(case, "failure", type=f.severity.upper(), message=f.message[:500])
+                el = ET.SubElement(tc, "failure", type=f.severity.upper(), message=f.message[:500])
                 el.text = json.dumps(f.to_dict(), indent=1)
-                f_n += 1
+                n["failures"] += 1
         for name in res.passed if res is not None else []:
-            ET.SubElement(suite, "testcase", classname=f"fabriccfg.{cid}", name=name)
-            n += 1
-        if not n:
-            case = ET.SubElement(suite, "testcase", classname=f"fabriccfg.{cid}", name="fabric")
-            n += 1
-            if res is not None and res.state in ("skipped", "unknown"):
-                ET.SubElement(case, "skipped", message=f"{res.state}: {res.message}"[:500])
-                s_n += 1
-        suite.set("tests", str(n))
-        suite.set("failures", str(f_n))
-        suite.set("skipped", str(s_n))
-        suite.set("errors", "0")
-        total, fails, skips = total + n, fails + f_n, skips + s_n
-    suites.set("tests", str(total))
-    suites.set("failures", str(fails))
-    suites.set("skipped", str(skips))
+            case(name)
+        if res is not None and res.state == "skipped":
+            ET.SubElement(case("fabric"), "skipped", message=f"skipped: {res.message}"[:500])
+            n["skipped"] += 1
+        elif not n["tests"]:
+            tc = case("fabric")
+            if res is not None and res.state == "unknown":
+                ET.SubElement(tc, "error", type="UNKNOWN", message=f"unknown: {res.message}"[:500])
+                n["errors"] += 1
+        for key, value in n.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        suites.set(key, str(value))
     ET.indent(suites)
     body = ET.tostring(suites, encoding="unicode")
     return secrets.redact('<?xml version="1.0" encoding="UTF-8"?>\n' + body)
@@ -114,44 +128,64 @@ def _esc(v: str) -> str:
 
 
 def _labels(d: dict[str, str | None]) -> str:
-    inner = ",".join(f'{k}="{_esc(v)}"' for k, v in d.items() if v is not None)
+    inner = ",".join(f'{k}="{_esc(v)}"' for k, v in d.items() if v is not None and v != "")
     return "{" + inner + "}" if inner else ""
+
+
+def report_families(report: Report) -> list[Family]:
+    """The check results as metric families (shared by ``verify --format prometheus`` and ``watch``)."""
+    codes = "0 ok, 1 warning, 2 critical, 3 unknown"
+    fams = [
+        Family("fabriccfg_verify_status", f"Worst state of all checks this run ({codes}); alert on >= 2.",
+               "gauge", [], [([], float(EXIT_CODES[report.status]))]),
+        Family("fabriccfg_check_state", f"State of each check ({codes}; -1 skipped: it does not apply or "
+               "its data is missing).", "gauge", ["check"],
+               [([r.check], -1.0 if r.state == "skipped" else float(EXIT_CODES[r.state]))
+                for r in report.results]),
+    ]
+    names = list(FINDING_LABELS)
+    rows: list[tuple[list[str], float]] = []
+    vals: list[tuple[list[str], float]] = []
+    for f in report.findings:
+        lv = [str(v or "") for v in finding_labels(f).values()]
+        rows.append((lv, float(EXIT_CODES[f.severity])))
+        if isinstance(f.value, int | float) and not isinstance(f.value, bool):
+            vals.append((lv, float(f.value)))
+    fams.append(Family("fabriccfg_finding", "One series per finding (check x place); value is its severity "
+                       f"({codes}); the series disappears when the finding clears.", "gauge", names, rows))
+    fams.append(Family("fabriccfg_finding_value", "The measured value behind a numeric finding, in the "
+                       "check's unit (see the check's threshold).", "gauge", names, vals))
+    insecure = any("host-key checking was disabled" in w for w in report.warnings)
+    fams.append(Family("fabriccfg_host_keys_unchecked", "1 when this run did not check SSH host keys "
+                       "(--insecure-host-keys: labs only; anyone on the path could impersonate a device).",
+                       "gauge", [], [([], 1.0 if insecure else 0.0)]))
+    fams.append(Family("fabriccfg_verify_findings", "Number of findings this run, by severity.", "gauge",
+                       ["severity"], [([sev], float(sum(1 for f in report.findings if f.severity == sev)))
+                                      for sev in ("critical", "warning", "unknown")]))
+    return fams
+
+
+def _value(v: float) -> str:
+    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
+
+
+def families_text(fams: Iterable[Family]) -> str:
+    """Text exposition format 0.0.4 of ``fams`` (a family without rows keeps its HELP and TYPE)."""
+    lines: list[str] = []
+    for fam in fams:
+        lines.append(f"# HELP {fam.name} {fam.doc.replace(chr(92), chr(92) * 2).replace(chr(10), ' ')}")
+        lines.append(f"# TYPE {fam.name} {fam.kind}")
+        for lv, v in fam.rows:
+            lines.append(f"{fam.name}{_labels(dict(zip(fam.labelnames, lv, strict=True)))} {_value(v)}")
+    return "\n".join(lines) + "\n"
 
 
 def to_prometheus(report: Report) -> str:
     """Prometheus text exposition (node_exporter textfile collector, or a pushgateway)."""
-    lines = [
-        "# HELP fabriccfg_verify_status Overall verify status (0 ok, 1 warning, 2 critical, 3 unknown).",
-        "# TYPE fabriccfg_verify_status gauge",
-        f"fabriccfg_verify_status {EXIT_CODES[report.status]}",
-        "# HELP fabriccfg_check_state State of each check (0 ok, 1 warning, 2 critical, 3 unknown; "
-        "-1 skipped).",
-        "# TYPE fabriccfg_check_state gauge",
-    ]
-    for r in report.results:
-        state = -1 if r.state == "skipped" else EXIT_CODES[r.state]
-        lines.append(f"fabriccfg_check_state{_labels({'check': r.check})} {state}")
-    lines += [
-        "# HELP fabriccfg_finding Findings per check and place (value = severity code).",
-        "# TYPE fabriccfg_finding gauge",
-    ]
-    for f in report.findings:
-        lines.append(f"fabriccfg_finding{_labels(finding_labels(f))} {EXIT_CODES[f.severity]}")
-    lines += [
-        "# HELP fabriccfg_finding_value Measured value of numeric findings.",
-        "# TYPE fabriccfg_finding_value gauge",
-    ]
-    for f in report.findings:
-        if isinstance(f.value, int | float) and not isinstance(f.value, bool):
-            lines.append(f"fabriccfg_finding_value{_labels(finding_labels(f))} {float(f.value)!r}")
-    lines += [
-        "# HELP fabriccfg_verify_findings Number of findings by severity.",
-        "# TYPE fabriccfg_verify_findings gauge",
-    ]
-    for sev in ("critical", "warning", "unknown"):
-        n = sum(1 for f in report.findings if f.severity == sev)
-        lines.append(f'fabriccfg_verify_findings{{severity="{sev}"}} {n}')
-    return secrets.redact("\n".join(lines) + "\n")
+    return secrets.redact(families_text(report_families(report)))
+
+
+FINDING_LABELS = ("check", "severity", "device", "port", "priority", "origin")
 
 
 def finding_labels(f: Finding) -> dict[str, str | None]:
@@ -167,3 +201,136 @@ def render(report: Report, fmt: str, *, color: bool = False) -> str:
     if fmt == "prometheus":
         return to_prometheus(report)
     return to_table(report, color=color)
+
+
+# --------------------------------------------------------------------------- per-port series (watch)
+@dataclass
+class Family:
+    """One metric family of the exposition: prometheus_client builds it (watch) or we print it."""
+
+    name: str
+    doc: str
+    kind: str  # "counter" (name ends in _total) or "gauge"
+    labelnames: list[str]
+    rows: list[tuple[list[str], float]] = field(default_factory=list)
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_BAD = re.compile(r"[^a-zA-Z0-9_]")
+PRIORITY_LABELS = frozenset({"prio", "priority", "tc"})
+"""Label names the collectors use for an 802.1p priority / traffic class: exported as ``priority``."""
+
+# catalogue unit -> (exported unit suffix, scale to the base unit)
+_UNITS: dict[str, tuple[str, float]] = {
+    "bytes": ("bytes", 1.0), "octets/4": ("bytes", 4.0), "packets": ("packets", 1.0),
+    "frames": ("frames", 1.0), "us": ("seconds", 1e-6), "Mb/s": ("bytes_per_second", 1e6 / 8),
+    "ticks": ("ticks", 1.0), "events": ("", 1.0), "errors": ("", 1.0),
+}
+_UNIT_WORDS = ("pkts", "packets", "octets", "bytes", "frames", "us", "mbps", "counter")
+
+
+def snake(metric: str) -> str:
+    """'PortXmitWait' -> 'port_xmit_wait'; 'pfc_rx_pause' unchanged."""
+    return _BAD.sub("_", _CAMEL.sub("_", metric)).lower()
+
+
+@dataclass(frozen=True)
+class Exported:
+    """How one canonical metric is exported: name, type, scale to base units, HELP."""
+
+    name: str
+    kind: str
+    scale: float
+    doc: str
+
+
+def exported(metric: str, kind: str) -> Exported:
+    """The exported name of a collected metric (Prometheus conventions: raw counters as ``_total``
+    counters for ``rate()``, base units, unit suffix, no type or abbreviated unit in the name)."""
+    from fabriccfg.telemetry.model import COUNTER_KINDS, METRICS
+
+    _usual, unit, source = METRICS.get(metric, (kind, "", ""))
+    suffix, scale = _UNITS.get(unit, ("", 1.0))
+    words = snake(metric).split("_")
+    while len(words) > 1 and words[-1] in _UNIT_WORDS:
+        words.pop()
+    base = "_".join(["fabriccfg", *words, *([suffix] if suffix else [])])
+    what = f"{source or metric}" + (f" ({unit})" if unit else "")
+    if kind in COUNTER_KINDS:
+        wrap = ("; the device's counter saturates" if kind.startswith("sat") else
+                "; wraps are the device's (use rate() or increase())")
+        return Exported(base + "_total", "counter", scale,
+                        f"{what}, raw device counter in base units{wrap}. Collected as '{metric}'.")
+    if kind == "state":
+        return Exported(base, "gauge", 1.0,
+                        f"{what}: 1 for the current state label. Collected as '{metric}'.")
+    return Exported(base, "gauge", scale, f"{what}, in base units. Collected as '{metric}'.")
+
+
+def kept_priorities(fabric: Fabric | None) -> dict[str, frozenset[str]]:
+    """Per device, the priorities whose per-port series are exported by default: the lossless
+    (RoCE/PFC) and CNP priorities of its effective QoS. Devices absent: every priority."""
+    from fabriccfg.inventory.derive import effective_nic_qos, effective_switch_qos
+    from fabriccfg.inventory.models import Host, Switch
+
+    if fabric is None or fabric.roce is None:
+        return {}
+    out: dict[str, frozenset[str]] = {}
+    for name, dev in fabric.devices.items():
+        if isinstance(dev, Switch):
+            q = effective_switch_qos(fabric, dev)
+            out[name] = frozenset({str(q.roce_priority), str(q.cnp_priority)})
+        elif isinstance(dev, Host):
+            prios: set[str] = set()
+            for nic in dev.nics:
+                n = effective_nic_qos(fabric, nic)
+                prios |= {str(p) for p in n.pfc_priorities} | {str(n.cnp_priority)}
+            out[name] = frozenset(prios | {str(fabric.roce.roce_priority)})
+    return out
+
+
+def sample_families(snapshot: Iterable[Sample],
+                    keep: dict[str, frozenset[str]] | None = None) -> list[Family]:
+    """Per-port series of one snapshot: raw counters, gauges, one-hot states. ``keep``: per device the
+    priorities exported (others dropped); ``None`` exports every priority (``--all-priorities``)."""
+    by_name: dict[str, Family] = {}
+    label_names: dict[str, list[str]] = {}
+    samples = [s for s in snapshot if s.kind != "info" and (s.kind != "gauge" or isinstance(s.value, int))]
+    for s in samples:
+        names = label_names.setdefault(s.metric, [])
+        for k, _ in s.labels:
+            lk = "priority" if k in PRIORITY_LABELS else snake(k)
+            if lk not in names:
+                names.append(lk)
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    for s in samples:
+        lbl = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in s.labels}
+        prio = lbl.get("priority")
+        if keep is not None and prio is not None and s.device in keep and prio not in keep[s.device]:
+            continue
+        spec = exported(s.metric, s.kind)
+        names = ["device", "port", *sorted(label_names[s.metric])]
+        if s.kind == "state":
+            names.append("state")
+            lbl["state"] = str(s.value)
+            value = 1.0
+        else:
+            if not isinstance(s.value, int | float) or isinstance(s.value, bool):
+                continue
+            value = float(s.value) * spec.scale
+        fam = by_name.get(spec.name)
+        if fam is None:
+            fam = by_name[spec.name] = Family(spec.name, spec.doc, spec.kind, names)
+        row = [s.device, s.port or "", *[lbl.get(n, "") for n in names[2:]]]
+        key = (spec.name, tuple(row))
+        if key in seen:  # the same series from two sources (e.g. two SM hosts): one sample per series
+            continue
+        seen.add(key)
+        fam.rows.append((row, value))
+    return list(by_name.values())
+
+
+def count_series(exposition: bytes | str) -> int:
+    """Samples in a text exposition (lines that are not comments or blank)."""
+    text = exposition.decode("utf-8", "replace") if isinstance(exposition, bytes) else exposition
+    return sum(1 for line in text.splitlines() if line and not line.startswith("#"))

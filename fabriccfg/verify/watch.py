@@ -2,8 +2,10 @@
 
 Each round takes one snapshot of this shard's devices, computes rates against the previous rounds
 (kept in memory; the SQLite store with ``--state-dir`` survives restarts and serves ``--once``), runs
-the checks and publishes the result through a custom collector on its own registry: per-port rates
-(``fabriccfg_<metric>_per_second``), gauges and states, check states and findings. Prometheus does the
+the checks and publishes the result through a custom collector on its own registry: per-port raw
+counters (``fabriccfg_<metric>_<unit>_total``: Prometheus takes the ``rate()``), gauges and states in
+base units (:func:`fabriccfg.verify.output.sample_families`; per-priority series only for the lossless
+and CNP priorities unless ``all_priorities``), check states and findings. Prometheus does the
 aggregation across shards (``--shard i/n`` splits devices by a stable hash of their name).
 
 The exposition is rendered once per round, at the end of the round, and scrapes are served from those
@@ -19,7 +21,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +29,15 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint
-from fabriccfg.telemetry.model import COUNTER_KINDS, Snapshot
+from fabriccfg.telemetry.model import Snapshot
 from fabriccfg.verify import hysteresis, output, scrape
-from fabriccfg.verify.engine import EXIT_CODES, Check, Context, Point, Report, build_points, evaluate
+from fabriccfg.verify.engine import Check, Context, Point, Report, build_points, evaluate
 from fabriccfg.verify.runner import MAX_PREVIOUS_AGE_S, Collector, PreviousRun, in_shard
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _BAD = re.compile(r"[^a-zA-Z0-9_]")
 
 
-def metric_name(metric: str) -> str:
-    """'PortXmitWait' -> 'port_xmit_wait'; 'pfc_rx_pause' unchanged."""
-    return _BAD.sub("_", _CAMEL.sub("_", metric)).lower()
+metric_name = output.snake
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -73,8 +71,12 @@ class Watcher:
     def __init__(self, fabric: Fabric, targets: dict[str, Endpoint], checks: Sequence[Check],
                  collector: Collector, *, shard: tuple[int, int] | None = None, state_dir: Path | None = None,
                  textfile: Path | None = None, clock: Callable[[], float] = time.time,
-                 damping: tuple[int, int] = (hysteresis.DEFAULT_UP, hysteresis.DEFAULT_DOWN)) -> None:
+                 damping: tuple[int, int] = (hysteresis.DEFAULT_UP, hysteresis.DEFAULT_DOWN),
+                 all_priorities: bool = False, warnings: Sequence[str] = ()) -> None:
         self.fabric = fabric
+        self.keep = None if all_priorities else output.kept_priorities(fabric)
+        self.warnings = list(warnings)
+        self.series = 0
         self.targets = {n: e for n, e in targets.items() if in_shard(n, shard)}
         self.checks = list(checks)
         self.collector = collector
@@ -109,6 +111,7 @@ class Watcher:
             self._registry = CollectorRegistry(auto_describe=False)
             self._registry.register(FabricCollector(self))
         self.exposition = scrape.Exposition.of(generate_latest(self._registry))
+        self.series = output.count_series(self.exposition.body)
 
     def round(self) -> Report:
         t0 = time.perf_counter()
@@ -124,6 +127,7 @@ class Watcher:
         self.snaps.append(snap)
         ctx = Context(self.fabric, list(self.snaps), points=list(self.points))
         report = self.hysteresis.apply(evaluate(self.checks, ctx))
+        report.warnings.extend(self.warnings)
         if self.store is not None:
             self.store.save(snap)
         if self.hysteresis_file is not None:
@@ -174,13 +178,7 @@ class Watcher:
             self.store.close()
 
 
-@dataclass
-class MetricFamilyRows:
-    name: str
-    doc: str
-    kind: str
-    labelnames: list[str]
-    rows: list[tuple[list[str], float]]
+MetricFamilyRows = output.Family
 
 
 class FabricCollector:
@@ -194,94 +192,33 @@ class FabricCollector:
         with w.lock:
             report, point, rounds, ts, dur = w.last, w.last_point, w.rounds, w.round_ts, w.round_s
         fams: list[MetricFamilyRows] = [
-            MetricFamilyRows("fabriccfg_watch_rounds", "Rounds completed.", "counter", [],
-                             [([], float(rounds))]),
-            MetricFamilyRows("fabriccfg_watch_last_round_timestamp_seconds", "When the last round ended.",
-                             "gauge", [], [([], ts)]),
-            MetricFamilyRows("fabriccfg_watch_last_round_duration_seconds", "Duration of the last round.",
-                             "gauge", [], [([], dur)]),
+            MetricFamilyRows("fabriccfg_watch_rounds_total", "Poll-and-check rounds this watch process "
+                             "completed since it started.", "counter", [], [([], float(rounds))]),
+            MetricFamilyRows("fabriccfg_watch_last_round_timestamp_seconds", "Unix time the last round "
+                             "ended; absent or old means the exporter or its rounds stopped.", "gauge", [],
+                             [([], ts)]),
+            MetricFamilyRows("fabriccfg_watch_last_round_duration_seconds", "Wall-clock seconds the last "
+                             "round took (poll, rates, checks).", "gauge", [], [([], dur)]),
         ]
         if point is not None:
-            fams += _sample_families(point)
+            fams += output.sample_families(point.snapshot, w.keep)
         if report is not None:
-            fams.append(MetricFamilyRows("fabriccfg_verify_status", "Overall status (0 ok, 1 warning, "
-                                         "2 critical, 3 unknown).", "gauge", [],
-                                         [([], float(EXIT_CODES[report.status]))]))
-            fams.append(MetricFamilyRows(
-                "fabriccfg_check_state", "State of each check (0 ok, 1 warning, 2 critical, 3 unknown; "
-                "-1 skipped).", "gauge", ["check"],
-                [([r.check], -1.0 if r.state == "skipped" else float(EXIT_CODES[r.state]))
-                 for r in report.results]))
-            names = ["check", "severity", "device", "port", "priority", "origin"]
-            rows = []
-            vals = []
-            for f in report.findings:
-                lv = [str(v or "") for v in output.finding_labels(f).values()]
-                rows.append((lv, float(EXIT_CODES[f.severity])))
-                if isinstance(f.value, int | float) and not isinstance(f.value, bool):
-                    vals.append((lv, float(f.value)))
-            fams.append(MetricFamilyRows("fabriccfg_finding", "Findings (value = severity code).", "gauge",
-                                         names, rows))
-            fams.append(MetricFamilyRows("fabriccfg_finding_value", "Measured value of numeric findings.",
-                                         "gauge", names, vals))
+            fams += output.report_families(report)
         return fams
 
     def collect(self) -> Iterator[Any]:
         for fam in self.families():
-            cls = CounterMetricFamily if fam.kind == "counter" else GaugeMetricFamily
-            name = fam.name.removesuffix("_total") if fam.kind == "counter" else fam.name
-            mf = cls(name, fam.doc, labels=fam.labelnames)
+            mf: CounterMetricFamily | GaugeMetricFamily
+            if fam.kind == "counter":
+                mf = CounterMetricFamily(fam.name.removesuffix("_total"), fam.doc, labels=fam.labelnames)
+            else:
+                mf = GaugeMetricFamily(fam.name, fam.doc, labels=fam.labelnames)
             for lv, v in fam.rows:
                 mf.add_metric(lv, v)
             yield mf
 
     def describe(self) -> list[Any]:
         return []
-
-
-def _sample_families(point: Point) -> list[MetricFamilyRows]:
-    """Rates of counters, values of gauges, one-hot states, from one evaluation point."""
-    by_name: dict[str, MetricFamilyRows] = {}
-    label_names: dict[str, list[str]] = {}
-    seen: set[tuple[str, tuple[str, ...]]] = set()
-    for s in point.snapshot:
-        if s.kind == "info":
-            continue
-        extra = sorted({metric_name(k) for k, _ in s.labels})
-        label_names.setdefault(s.metric, [])
-        for k in extra:
-            if k not in label_names[s.metric]:
-                label_names[s.metric].append(k)
-    for s in point.snapshot:
-        if s.metric not in label_names:
-            continue
-        names = ["device", "port", *sorted(label_names[s.metric])]
-        lbl = {metric_name(k): v for k, v in s.labels}
-        if s.kind in COUNTER_KINDS:
-            r = point.rates.get(s.key)
-            if r is None or r.value_per_s is None:
-                continue
-            fname = f"fabriccfg_{metric_name(s.metric)}_per_second"
-            value = r.value_per_s
-            doc = f"Per-second rate of {s.metric}."
-        elif s.kind == "gauge" and isinstance(s.value, int):
-            fname, value, doc = f"fabriccfg_{metric_name(s.metric)}", float(s.value), f"{s.metric}."
-        elif s.kind == "state":
-            fname, value, doc = f"fabriccfg_{metric_name(s.metric)}", 1.0, f"{s.metric} (one-hot by state)."
-            names = [*names, "state"]
-            lbl["state"] = str(s.value)
-        else:
-            continue
-        fam = by_name.get(fname)
-        if fam is None:
-            fam = by_name[fname] = MetricFamilyRows(fname, doc, "gauge", names, [])
-        row = [s.device, s.port or "", *[lbl.get(n, "") for n in names[2:]]]
-        key = (fname, tuple(row))
-        if key in seen:  # the same series from two sources (e.g. two SM hosts): one sample per series
-            continue
-        seen.add(key)
-        fam.rows.append((row, value))
-    return list(by_name.values())
 
 
 def serve(watcher: Watcher, address: tuple[str, int], *, workers: int = 4) -> scrape.Server:

@@ -61,7 +61,7 @@ def test_cli_plan_and_usage_errors():
     r = CliRunner().invoke(app, ["probe", inv, "--plan", "--hosts", "gpu01,gpu03"])
     assert r.exit_code == 0 and "cover 4 of 4 leaves" in r.stdout
     for args, text in (
-        (["--hosts", "nope"], "not GPU hosts"),
+        (["--hosts", "nope"], "no GPU host named 'nope'"),
         (["--tools", "iperf"], "--tools"),
         (["--format", "xml"], "--format"),
     ):

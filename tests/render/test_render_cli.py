@@ -47,7 +47,7 @@ def test_render_selects_devices_and_role(tmp_path: Path) -> None:
     result = runner.invoke(app, ["render", inv, "-o", str(tmp_path / "r"), "--role", "spine"])
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["spine1", "spine2"]
     result = runner.invoke(app, ["render", inv, "-o", str(tmp_path / "x"), "--device", "ghost"])
-    assert result.exit_code == 1 and "ghost" in result.output
+    assert result.exit_code == 2 and "no device named 'ghost'" in result.output  # a usage error
 
 
 def test_invalid_inventory_exits_1_with_validate_findings(tmp_path: Path) -> None:

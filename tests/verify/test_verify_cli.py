@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -111,8 +112,9 @@ def test_watch_once(fake):
     r = invoke("watch", ROCE, "--once", "--format", "json")
     # one round without a store: rate checks have no baseline, so the round is UNKNOWN, never OK
     assert r.exit_code == 3, r.output
-    doc = json.loads(r.output)
+    doc = json.loads(r.stdout)
     assert doc["points"] == 1 and doc["status"] == "UNKNOWN"
+    assert re.search(r"UNKNOWN: .*; \d+ series$", r.stderr.strip()), r.stderr  # series count per round
     drops = [f for f in doc["findings"] if f["check"] == "lossless-queue-drops"]
     assert drops and drops[0]["severity"] == "unknown" and "no baseline yet" in drops[0]["message"]
 
@@ -148,13 +150,15 @@ def test_config_drift_with_running_dir(fake, roce, tmp_path):
     assert json.loads(r.output)["checks"][0]["state"] == "unknown"
     r = invoke(*args, "--running", str(tmp_path))
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["checks"][0]["state"] == "ok"
+    assert json.loads(r.stdout)["checks"][0]["state"] == "ok"
+    # devices the folder has no config for are named and skipped, as `diff --against` does
+    assert "no saved config for leaf-r2, skipped" in r.stderr and "for leaf-r0," not in r.stderr
     cfg = tmp_path / "leaf-r0" / "config.txt"
     lines = cfg.read_text().splitlines()
     cfg.write_text("\n".join(ln for ln in lines if "pfc" not in ln.lower()) + "\n")
     r = invoke(*args, "--running", str(tmp_path))
     assert r.exit_code == 1, r.output
-    (f,) = json.loads(r.output)["findings"]
+    (f,) = json.loads(r.stdout)["findings"]
     assert f["check"] == "config-drift" and f["device"] == "leaf-r0" and f["value"] >= 1
 
 

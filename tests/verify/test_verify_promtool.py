@@ -3,6 +3,7 @@ and one alert for every shipped check."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -21,7 +22,7 @@ needs_promtool = pytest.mark.skipif(
 
 
 def test_every_shipped_check_has_an_alert():
-    rules = yaml.safe_load((PROM / "fabriccfg-alerts.yml").read_text())["groups"][0]["rules"]
+    rules = _rules()
     alerted = {r["labels"]["fabriccfg_check"] for r in rules}
     assert {c.id for c in load_checks()} <= alerted
     for r in rules:
@@ -29,21 +30,46 @@ def test_every_shipped_check_has_an_alert():
 
 
 @needs_promtool
-def test_promtool_check_rules():
-    r = subprocess.run(
-        [promtool, "check", "rules", "fabriccfg-alerts.yml"],
-        cwd=PROM,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_promtool_check_rules_by_glob():
+    """What an operator types: every *.yml of the folder is a rule file (the unit tests live apart)."""
+    files = sorted(str(p.relative_to(PROM)) for p in PROM.glob("*.yml"))
+    assert files == ["fabriccfg-alerts.yml"]
+    r = subprocess.run([promtool, "check", "rules", *files], cwd=PROM, capture_output=True, text=True,
+                       timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _rules():
+    return yaml.safe_load((PROM / "fabriccfg-alerts.yml").read_text())["groups"][0]["rules"]
+
+
+def test_alert_names_follow_one_scheme():
+    for r in _rules():
+        check = r["labels"]["fabriccfg_check"]
+        pascal = "".join(w.capitalize() for w in check.split("-"))
+        assert re.fullmatch(rf"Fabriccfg{pascal}[A-Za-z]*", r["alert"]), (r["alert"], check)
+    assert len({r["alert"] for r in _rules()}) == len(_rules())
+
+
+def test_every_alert_has_a_runbook_url_to_a_docs_anchor():
+    page = (ROOT / "docs" / "runbooks.md").read_text()
+    anchors = set(re.findall(r"^## (\S+)$", page, flags=re.M))
+    for r in _rules():
+        url = r["annotations"]["runbook_url"]
+        base, _, anchor = url.partition("#")
+        assert base == "https://fabriccfg.example/docs/runbooks.md" and anchor in anchors, url
+        assert r["annotations"]["runbook"] in page  # the page says what the notification says
+
+
+def test_staleness_uses_absent():
+    exprs = {r["alert"]: r["expr"] for r in _rules()}
+    assert exprs["FabriccfgWatchAbsent"].startswith("absent(")
 
 
 @needs_promtool
 def test_promtool_test_rules():
     r = subprocess.run(
-        [promtool, "test", "rules", "fabriccfg-alerts.test.yml"],
+        [promtool, "test", "rules", "tests/fabriccfg-alerts.promtest.yml"],
         cwd=PROM,
         capture_output=True,
         text=True,
