@@ -14,7 +14,8 @@ import typer
 
 from fabriccfg import __version__
 
-COMMAND_FAMILIES = ("inventory", "render", "mock", "push", "verify", "probe", "advise", "demo", "interop")
+COMMAND_FAMILIES = ("inventory", "render", "mock", "push", "verify", "probe", "advise", "demo", "interop",
+                     "plan")
 
 app = typer.Typer(
     name="fabriccfg",

@@ -71,10 +71,15 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
              "infiniband-diags on a fabric simulated by ibsim (falls back to modelled when not installed)")]
     = "modelled",
     serve: Annotated[bool, typer.Option("--serve-detached", hidden=True)] = False,
+    baseline: Annotated[Path | None, typer.Option(
+        "--baseline", metavar="DIR",
+        help="Start each device from its running config in DIR/<device>/<file> (a push run's backups, a "
+             "'fabriccfg snapshot', or rendered output)")] = None,
 ) -> None:
     """Start one mock device per managed device of INVENTORY and write the endpoints file."""
     from fabriccfg.inventory.load import InventoryError, load_fabric
-    from fabriccfg.mock.fabric import MockError, MockFabric, remove_files
+    from fabriccfg.mock.baseline import BaselineError, read_folder
+    from fabriccfg.mock.fabric import MockError, MockFabric, managed_devices, remove_files
 
     if not inventory.is_file():
         raise _fail(f"no such file: {inventory}")
@@ -83,16 +88,18 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
     except InventoryError as exc:
         raise _fail(f"{inventory}: invalid inventory: {str(exc).splitlines()[0]}") from None
     try:
+        baselines = read_folder(baseline, managed_devices(fabric)) if baseline is not None else {}
         mock = MockFabric(fabric, scenarios=scenario or [], faults=fault or [], seed=seed,
                           endpoints_file=endpoints, processes=workers, inventory_path=inventory,
-                          backend=backend)
-    except MockError as exc:
+                          backend=backend, baselines=baselines)
+    except (MockError, BaselineError) as exc:
         raise _fail(str(exc)) from None
     if mock.fallback and not serve:
         typer.echo(f"fabriccfg: warning: {mock.fallback}", err=True)
     pid_file = endpoints.with_name(endpoints.stem + ".pid")
     if detach and not serve:
-        _detach(inventory, scenario or [], fault or [], endpoints, seed, workers, pid_file, mock.backend)
+        _detach(inventory, scenario or [], fault or [], endpoints, seed, workers, pid_file, mock.backend,
+                baseline)
         return
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -125,7 +132,8 @@ def up(  # noqa: PLR0917 (typer maps parameters to options)
 
 def _detach(  # noqa: PLR0917
         inventory: Path, scenarios: list[str], faults: list[str], endpoints: Path, seed: int,
-            workers: int | None, pid_file: Path, backend: str = "modelled") -> None:
+            workers: int | None, pid_file: Path, backend: str = "modelled",
+            baseline: Path | None = None) -> None:
     from fabriccfg.mock.fabric import remove_files
 
     if pid_file.is_file():
@@ -142,6 +150,8 @@ def _detach(  # noqa: PLR0917
         cmd += ["--fault", f]
     if workers is not None:
         cmd += ["--workers", str(workers)]
+    if baseline is not None:
+        cmd += ["--baseline", str(baseline)]
     with log_file.open("wb") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
                                 start_new_session=True)

@@ -13,9 +13,12 @@ line replaces again.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from fabriccfg.mock.baseline import BaselineError
 from fabriccfg.mock.ssh import CliProfile, CliSession, DeviceState
+from fabriccfg.text import split_lines
 
 
 @dataclass
@@ -204,6 +207,36 @@ class ConfigEditor:
         return "change"
 
 
+def load_text(grammar: Grammar, root: ConfNode, files: Mapping[str, str], comments: tuple[str, ...]) -> None:
+    """Feed the lines of ``files`` (indented CLI text) into the config tree ``root``.
+
+    Indentation decides the mode: a line at or left of the line that entered the current sub-mode
+    leaves it first, so ``show running-config`` output and rendered text both load the way a person
+    typing them would. Raises :class:`BaselineError` naming ``file:line`` for a line the grammar refuses.
+    """
+    for fname, text in files.items():
+        editor = ConfigEditor(grammar, root)
+        indents: list[int] = []
+        for lineno, raw in enumerate(split_lines(text), start=1):
+            line = raw.strip()
+            if not line or line.startswith(comments) or line == "end":
+                continue
+            ind = len(raw) - len(raw.lstrip())
+            while indents and indents[-1] >= ind:
+                indents.pop()
+                editor.exit()
+            if line == "exit":
+                if editor.exit() and indents:
+                    indents.pop()
+                continue
+            result = editor.apply(line)
+            if result == "invalid":
+                raise BaselineError(f"{fname}:{lineno}: the mock CLI refuses {line!r}")
+            depth = len(editor.stack) - 1
+            indents = [*indents[:depth - 1], ind] if result == "mode" and depth else indents[:depth]
+
+
+
 class ModalSession(CliSession):
     """A Cisco-like session: exec levels are the platform's, config mode edits a tree via :attr:`grammar`."""
 
@@ -246,3 +279,10 @@ class ModalProfile(CliProfile):
         ConfigEditor(self.grammar, root).apply(f"hostname {dev.name}")
         dev.running = root
         dev.saved = root.copy()
+
+    def load_baseline(self, dev: DeviceState, files: Mapping[str, str]) -> None:
+        """Running and saved config := the CLI text of ``files`` (``show running-config`` or rendered)."""
+        root = ConfNode()
+        load_text(self.grammar, root, files, ("!", "#"))
+        dev.running.children = root.children
+        dev.saved.children = root.copy().children

@@ -33,6 +33,7 @@ import asyncssh
 from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.mock import ibsim_backend
+from fabriccfg.mock.baseline import BaselineError
 from fabriccfg.mock.ibsim import IbSim, IbsimError, OpenSm, SimHandle, unavailable
 from fabriccfg.mock.ibsim_topology import SimTopology
 from fabriccfg.mock.ibsim_topology import build as build_topology
@@ -101,6 +102,8 @@ class WorkerSpec:
     control_path: str | None
     host: str = "127.0.0.1"
     snmp: bool = True
+    baselines: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Device -> {file: running config text} to start from (``mock up --baseline``)."""
     ibsim: SimHandle | None = None
     """The simulator (``--backend ibsim``): SM hosts run the real OpenSM and diagnostics on it."""
     topology: SimTopology | None = None
@@ -178,7 +181,13 @@ class Worker:
             f = faults.get(name, Faults())
             dev = DeviceState(name=name, platform=dev_model.platform, device=dev_model, fabric=fab, faults=f)
             profile.init_state(dev)
+            if name in spec.baselines:
+                try:
+                    profile.load_baseline(dev, spec.baselines[name])
+                except BaselineError as exc:
+                    raise MockError(f"baseline of {name}: {exc}") from None
             dev.telemetry = self._telemetry(name, down)
+            dev.on_session_end = lambda: self.reconcile(name)
             sm_host = catalog.info(dev_model.platform).kind == "sm-host"
             sm_switch = fab.ib is not None and name in {s.device for s in fab.ib.subnet_managers} \
                 and catalog.info(dev_model.platform).kind == "switch"
@@ -210,6 +219,7 @@ class Worker:
             err = await asyncio.get_running_loop().run_in_executor(None, ibsim_backend.start_sm, dev, sm)
             if err:
                 raise MockError(f"{name}: OpenSM did not come up on the simulated fabric: {err}")
+        self.reconcile(t=self.spec.t0 - 1.0)
         if spec.control_path:
             loop = asyncio.get_running_loop()
             self._control_task = loop.create_task(self._control_loop(Path(spec.control_path)))
@@ -231,6 +241,21 @@ class Worker:
             return None
         self.agents[name] = agent
         return int(agent.port)
+
+    def reconcile(self, *names: str, t: float | None = None) -> None:
+        """Let the traffic model follow the running configs of ``names`` (default: all devices): where
+        each puts the RoCE DSCP and whether PFC is on there (each profile's ``roce_class``)."""
+        roce = self.spec.fabric.roce
+        if self.model is None or roce is None:
+            return
+        for name in names or list(self.devices):
+            dev = self.devices.get(name)
+            profile = profile_for(dev.platform) if dev is not None else None
+            if dev is None or profile is None:
+                continue
+            found = profile.roce_class(dev, roce.roce_dscp)
+            if found is not None:
+                self.model.set_roce_class(name, found[0], found[1], t=t)
 
     # ----- runtime scenario control
     def apply_op(self, op: dict[str, Any]) -> str | None:
@@ -255,7 +280,9 @@ class Worker:
         if self.model is None:
             return "no traffic model"
         try:
-            if op.get("op") == "inject":
+            if op.get("op") == "sync":
+                self.reconcile()
+            elif op.get("op") == "inject":
                 self.model.inject(str(op["spec"]), t=float(op.get("t") or time.time()))
             elif op.get("op") == "clear":
                 self.model.clear(t=float(op.get("t") or time.time()))
@@ -370,7 +397,8 @@ class MockFabric:
     def __init__(self, fabric: Fabric, scenarios: Iterable[str] = (), faults: Iterable[str] = (),
                  workdir: Path | None = None, seed: int = 0, *, endpoints_file: Path | None = None,
                  host: str = "127.0.0.1", processes: int | None = None, snmp: bool = True,
-                 inventory_path: Path | None = None, backend: str = "modelled") -> None:
+                 inventory_path: Path | None = None, backend: str = "modelled",
+                 baselines: dict[str, dict[str, str]] | None = None) -> None:
         self.fabric = fabric
         self.scenarios = list(scenarios)
         self.fault_specs = list(faults)
@@ -387,6 +415,7 @@ class MockFabric:
         self.control_file = sidecar(self.endpoints_file, ".control.json")
         self.state_file = sidecar(self.endpoints_file, ".state.json")
         self.names = managed_devices(fabric)
+        self.baselines = dict(baselines or {})
         if backend not in BACKENDS:
             raise MockError(f"unknown backend {backend!r}; expected one of: {', '.join(BACKENDS)}")
         self.backend = backend
@@ -438,6 +467,9 @@ class MockFabric:
                 raise MockError(f"fault for unknown device {name!r}")
             if name not in self.names:
                 raise MockError(f"fault for {name!r}: its platform has no CLI to mock")
+        for name in self.baselines:
+            if name not in self.names:
+                raise MockError(f"baseline for {name!r}: no mock device of that name (a device with a CLI)")
         try:
             from fabriccfg.mock.scenarios import parse_all
         except ImportError:
@@ -490,7 +522,8 @@ class MockFabric:
                             community=community, v3_user=v3, fault_specs=self.fault_specs,
                             scenarios=self.scenarios, seed=self.seed, t0=t0, client_key=client_pub,
                             control_path=str(self.control_file), host=self.host, snmp=self.snmp,
-                            ibsim=handle, topology=self.topology)
+                            ibsim=handle, topology=self.topology,
+                            baselines={n: self.baselines[n] for n in chunk if n in self.baselines})
                  for i, chunk in enumerate(chunks)]
         try:
             started = self._start_thread(specs[0]) if self.processes == 1 else self._start_processes(specs)
@@ -648,6 +681,11 @@ class MockFabric:
         timeout = timeout if timeout is not None else (90.0 if self.backend == "ibsim" else 5.0)
         send_control(self.endpoints_file, {"op": "inject", "spec": spec}, self.processes, timeout,
                      fabric=self.fabric)
+
+    def sync(self, timeout: float = 5.0) -> None:
+        """Make every worker's traffic model follow the devices' running configs now (sessions that end
+        do it too; call this before sampling so no sample predates a change)."""
+        send_control(self.endpoints_file, {"op": "sync"}, self.processes, timeout)
 
     def clear_scenarios(self, timeout: float | None = None) -> None:
         timeout = timeout if timeout is not None else (90.0 if self.backend == "ibsim" else 5.0)

@@ -18,9 +18,10 @@ import posixpath
 import re
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
+from fabriccfg.mock import baseline
 from fabriccfg.mock.ssh import CliProfile, CliSession, DeviceState
 
 Result = tuple[str, int]
@@ -838,6 +839,9 @@ class ShellProfile(CliProfile):
 
     name = "linux"
     session_class = ShellSession
+
+    def load_baseline(self, dev: DeviceState, files: Mapping[str, str]) -> None:
+        baseline.install_files(dev, files)
 
     def init_state(self, dev: DeviceState) -> None:
         dev.files.setdefault("/etc/hostname", dev.name + "\n")

@@ -19,11 +19,13 @@ import re
 import socket
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import asyncssh
+
+from fabriccfg.mock.baseline import BaselineError
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Device, Fabric
@@ -130,6 +132,8 @@ class DeviceState:
     """Runs a telemetry command line (``perfquery -x``, ``nv show ...``): (output, status) or None."""
     faults: Faults = field(default_factory=Faults)
     disconnect_fired: bool = False
+    on_session_end: Callable[[], None] | None = None
+    """Called when an SSH session of the device ends (the mock fabric re-reads the running config)."""
     started: float = field(default_factory=time.time)
 
 
@@ -202,6 +206,15 @@ class CliProfile:
 
     def new_session(self, dev: DeviceState) -> CliSession:
         return self.session_class(dev)
+
+    def load_baseline(self, dev: DeviceState, files: Mapping[str, str]) -> None:
+        """Start ``dev`` from the running config ``files`` ({file: text}; ``mock up --baseline``)."""
+        raise BaselineError(f"the {self.name} mock cannot start from a baseline")
+
+    def roce_class(self, dev: DeviceState, dscp: int) -> tuple[int | None, bool] | None:
+        """Where ``dev``'s running config puts DSCP ``dscp``: (priority, PFC on that priority), None when
+        this profile cannot tell (the traffic model then keeps the intended lossless class)."""
+        return None
 
 
 def to_crlf(text: str) -> str:
@@ -282,6 +295,8 @@ class _Channel(asyncssh.SSHServerSession[str]):
             self._task.cancel()
         if self._cli is not None:
             self._cli.on_close()
+        if self._dev.on_session_end is not None:
+            self._dev.on_session_end()
 
     async def _send(self, chan: asyncssh.SSHServerChannel[str], text: str) -> bool:
         """Write ``text`` unless the client has gone; False once it has (the caller stops writing).

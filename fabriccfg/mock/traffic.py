@@ -130,6 +130,8 @@ BG_SINCE = 3 * 86400.0
 """Background counters (micro-burst pauses, ECN marks) have been counting for this long at ``t0``."""
 STORM_PAUSE_RATE = 20_000.0
 """Pause frames per second of a NIC that pauses continuously (refresh at about half a quanta at 400G)."""
+LOSSY_DROP_SHARE = 0.002
+"""Share of a switch port's packets dropped when its RoCE class is lossy (no PFC to absorb bursts)."""
 IB_TICKS_PER_S_PER_GBPS = 1e9 / 8 / 8
 """PortXmitWait ticks per second per Gb/s of link rate when fully stalled (8 bytes per tick on Quantum)."""
 
@@ -333,6 +335,8 @@ class TrafficModel:
             d: 86400.0 * (1 + 59 * _unit(seed, "uptime", d)) for d in fabric.devices
         }
         self._reboot_cache: dict[tuple[str, str], dict[str, int]] = {}
+        self._lossy: dict[str, list[tuple[float, float, int]]] = {}
+        """Switch -> windows (start, end, queue) in which its running config put RoCE in a lossy class."""
         self._build()
 
     # ------------------------------------------------------------------ topology
@@ -449,6 +453,7 @@ class TrafficModel:
         raw_windows: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         for act in self._activations:
             self._apply(act, raw_windows)
+        self._lossy_drops()
         for key, wins in raw_windows.items():
             loads[key].windows = _combine(wins)
         if self.counter_wrap:
@@ -678,6 +683,47 @@ class TrafficModel:
             if key in self._ports:
                 self._ev(key, "SymbolErrorCounter").segs.append((s, e, 20.0))
 
+    def _lossy_drops(self) -> None:
+        """RoCE in a lossy class: nothing pauses the senders, so micro-bursts that PFC absorbed before
+        overflow the queue: drops at :data:`LOSSY_DROP_SHARE` of the port's packets, on that queue."""
+        for device, windows in self._lossy.items():
+            for port in self._order.get(device, []):
+                key = (device, port)
+                rate = LOSSY_DROP_SHARE * self._pkt_rate(key)
+                for s, e, q in windows:
+                    self._ev(key, f"tc_nobuffer_discard.{q}").segs.append((s, e, rate))
+                    self._ev(key, "if_out_discards").segs.append((s, e, rate))
+
+    def set_roce_class(self, device: str, priority: int | None, pfc: bool, t: float | None = None) -> None:
+        """Couple ``device``'s running config to its counters from ``t`` on: RoCE (the fabric's DSCP) on
+        ``priority`` with PFC on it or not. The intended lossless priority with PFC (or ``priority`` None:
+        unknown) is healthy; anything else moves the RoCE share of the switch's egress to that queue and
+        drops there (:meth:`_lossy_drops`). Past counters stay as they were."""
+        if self.technology != "roce" or self._kind(device) != "switch":
+            return
+        now = self._now(t)
+        windows = self._lossy.setdefault(device, [])
+        open_q = windows[-1][2] if windows and windows[-1][1] == INF else None
+        broken = priority is not None and not (priority == self.lossless_prio and pfc)
+        want = priority if broken else None
+        if want == open_q:
+            return
+        if open_q is not None:
+            s, _, q = windows[-1]
+            windows[-1] = (s, now, q)
+        if want is not None:
+            windows.append((now, INF, want))
+        self._rebuild()
+
+    def _moved_octets(self, p: _Port, t: float) -> tuple[int, float]:
+        """(queue, octets of the RoCE share sent on another queue by ``t``) for a switch port."""
+        q, moved = self.lossless_prio, 0.0
+        for s, e, wq in self._lossy.get(p.device, ()):
+            if t > s and wq != self.lossless_prio:
+                q = wq
+                moved += 0.9 * (p.out.octets(min(t, e)) - p.out.octets(s))
+        return q, moved
+
     def _uplinks(self, switch: str) -> list[tuple[str, str]]:
         out = []
         for port in self._order.get(switch, []):
@@ -792,10 +838,14 @@ class TrafficModel:
         else:
             if p.kind == "switch":
                 P = self.lossless_prio
-                out[f"tc_tx_bytes.{P}"] = int(o_oct * 0.9)
+                q, moved = self._moved_octets(p, t) if p.device in self._lossy else (P, 0.0)
+                out[f"tc_tx_bytes.{P}"] = int(o_oct * 0.9 - moved)
                 out["tc_tx_bytes.0"] = int(o_oct * 0.1)
-                out[f"tc_tx_pkts.{P}"] = int(o_oct * 0.9 / p.out.pkt)
+                out[f"tc_tx_pkts.{P}"] = int((o_oct * 0.9 - moved) / p.out.pkt)
                 out["tc_tx_pkts.0"] = int(o_oct * 0.1 / p.out.pkt)
+                if moved:
+                    out[f"tc_tx_bytes.{q}"] += int(moved)
+                    out[f"tc_tx_pkts.{q}"] += int(moved / p.out.pkt)
             self._derived(p, out)
         return out
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fabriccfg.mock import baseline
 from fabriccfg.mock import cli_telemetry as _ct
 from fabriccfg.mock import mibs as _m
 from fabriccfg.mock.shell import BUILTINS, Result, ShellProfile, ShellSession
@@ -264,6 +266,23 @@ class NvueProfile(ShellProfile):
         dev.saved = list(dev.running)
         dev.extra["rev"] = 1
         dev.extra["dirs"].add("/home/cumulus/")
+
+
+    def load_baseline(self, dev: DeviceState, files: Mapping[str, str]) -> None:
+        lines: list[str] = dev.running
+        for line in baseline.nv_lines(files):
+            key = nv_key(line[7:])
+            lines[:] = [ln for ln in lines if nv_key(ln[7:]) != key] + [line]
+        dev.saved = list(lines)
+
+    def roce_class(self, dev: DeviceState, dscp: int) -> tuple[int | None, bool] | None:
+        prio, pfc = None, set()
+        for ln in dev.running:
+            m = re.fullmatch(rf"nv set qos mapping \S+ dscp {dscp} switch-priority (\d)", ln)
+            prio = int(m.group(1)) if m else prio
+            m = re.fullmatch(r"nv set qos pfc \S+ switch-priority (\d)", ln)
+            pfc |= {int(m.group(1))} if m else set()
+        return None if prio is None else (prio, prio in pfc)
 
 
 PROFILE = NvueProfile()

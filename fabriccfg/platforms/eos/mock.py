@@ -320,6 +320,19 @@ class EosProfile(ModalProfile):
         dev.extra["sessions"] = {}
 
 
+    def roce_class(self, dev: DeviceState, dscp: int) -> tuple[int | None, bool] | None:
+        lines = dev.running.flat()
+        prio = None
+        for ln in lines:
+            m = re.fullmatch(r"qos map dscp ([\d ]+) to traffic-class (\d)", ln)
+            if m and str(dscp) in m.group(1).split():
+                prio = int(m.group(2))
+        if prio is None:
+            return None
+        return prio, any(re.fullmatch(rf"interface \S+ priority-flow-control priority {prio} no-drop", ln)
+                         for ln in lines)
+
+
 PROFILE = EosProfile()
 
 

@@ -11,6 +11,7 @@ a session (the guide limits Session Manager to ACL and QoS features).
 
 from __future__ import annotations
 
+import re
 import re as _re
 import time
 from dataclasses import dataclass, field
@@ -274,6 +275,25 @@ class NxosProfile(ModalProfile):
         super().init_state(dev)
         dev.extra["checkpoints"] = {}
         dev.extra["sessions"] = {}
+
+
+    def roce_class(self, dev: DeviceState, dscp: int) -> tuple[int | None, bool] | None:
+        lines = dev.running.flat()
+        classes = set()
+        for ln in lines:
+            m = re.fullmatch(r"class-map type qos (?:match-(?:any|all) )?(\S+) match dscp (\S+)", ln)
+            if m and str(dscp) in m.group(2).split(","):
+                classes.add(m.group(1))
+        prio = None
+        for ln in lines:
+            m = re.fullmatch(r"policy-map type qos \S+ class (\S+) set qos-group (\d)", ln)
+            if m and m.group(1) in classes:
+                prio = int(m.group(2))
+        if prio is None:
+            return None
+        pause = re.compile(r"policy-map type network-qos .* pause pfc-cos (\S+)")
+        paused = {c for ln in lines if (m := pause.fullmatch(ln)) for c in m.group(1).split(",")}
+        return prio, str(prio) in paused
 
 
 PROFILE = NxosProfile()

@@ -10,10 +10,12 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import jsonpatch
 
+from fabriccfg.mock import baseline
 from fabriccfg.mock import cli_telemetry as _ct
 from fabriccfg.mock import mibs as _m
 from fabriccfg.mock.shell import BUILTINS, Result, ShellProfile, ShellSession
@@ -255,6 +257,19 @@ class SonicProfile(ShellProfile):
         dev.saved = copy.deepcopy(dev.running)
         dev.extra["checkpoints"] = {}
         dev.extra["dynamic_files"] = {"/etc/sonic/config_db.json": _saved_json}
+
+
+    def load_baseline(self, dev: DeviceState, files: Mapping[str, str]) -> None:
+        dev.running.update(baseline.json_document(files))
+        dev.saved = copy.deepcopy(dev.running)
+
+    def roce_class(self, dev: DeviceState, dscp: int) -> tuple[int | None, bool] | None:
+        db = dev.running
+        for port in db.get("PORT_QOS_MAP", {}).values():
+            tc = db.get("DSCP_TO_TC_MAP", {}).get(port.get("dscp_to_tc_map", ""), {}).get(str(dscp))
+            if tc is not None:
+                return int(tc), tc in str(port.get("pfc_enable", "")).split(",")
+        return None
 
 
 PROFILE = SonicProfile()
