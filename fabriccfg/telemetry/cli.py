@@ -15,9 +15,9 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from fabriccfg import secrets
+from fabriccfg.session import Session
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry.model import Sample
 from fabriccfg.telemetry.spec import CliCommand, CliContext
@@ -47,7 +47,8 @@ class CliResult:
     by_command: dict[str, list[Sample]] = field(default_factory=dict)
 
 
-Connect = Callable[..., Any]
+Connect = Callable[..., Session]
+"""How to open a :class:`~fabriccfg.session.Session` (default :func:`fabriccfg.connect.connect`)."""
 
 
 def run_job(job: CliJob, *, timeout: float, insecure_host_keys: bool = False,
