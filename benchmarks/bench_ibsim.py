@@ -20,12 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from fabriccfg import platforms
 from fabriccfg.inventory.gen import dump_yaml, generate
 from fabriccfg.inventory.load import load_fabric
 from fabriccfg.mock import ibsim
 from fabriccfg.mock.ibsim_topology import build
-from fabriccfg.render.engine import render_device
+from fabriccfg.render.engine import render_device, render_spec
 
 
 def one(gpus: int, deadline: float, work: Path) -> str:
@@ -38,7 +37,7 @@ def one(gpus: int, deadline: float, work: Path) -> str:
     assert fab.ib is not None
     topo = build(fab)
     master = max(fab.ib.subnet_managers, key=lambda s: s.priority).device
-    spec = platforms.module(fab.devices[master].platform).RENDER
+    spec = render_spec(fab.devices[master].platform)
     assert spec is not None
     files = {spec.install_paths[k]: v for k, v in render_device(fab, master).files.items()}
     nodes, sw = len(topo.nodes), sum(1 for n in topo.nodes if n.kind == "switch")

@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fabriccfg import platforms  # noqa: E402
+from fabriccfg import catalog  # noqa: E402
 from fabriccfg.inventory import gen  # noqa: E402
 from fabriccfg.inventory.load import load_fabric  # noqa: E402
 from fabriccfg.targets import SnmpAccess  # noqa: E402
@@ -304,7 +304,7 @@ def main() -> None:
     inv.write_text(gen.dump_yaml(gen.generate(args.gpus, args.technology, platform=args.platform
                                               if args.technology == "roce" else None)))
     fabric = load_fabric(inv)
-    snmp_devs = [d for d in fabric.devices.values() if platforms.info(d.platform).has_snmp
+    snmp_devs = [d for d in fabric.devices.values() if catalog.info(d.platform).has_snmp
                  and telemetry_spec(d.platform) is not None and telemetry_spec(d.platform).snmp]  # type: ignore[union-attr]
     if not snmp_devs:
         raise SystemExit("no SNMP devices in this fabric (MQM8790 fabrics have none: use --technology roce)")

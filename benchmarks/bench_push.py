@@ -76,9 +76,9 @@ def upload_commands(path: str, content: str) -> list[str]:
 
 def nornir_steps(job: Any, diff: Any) -> list[dict[str, Any]]:
     """What Nornir sends for one device: the change itself, no transaction around it."""
-    from fabriccfg import platforms
+    from fabriccfg import catalog, registry
 
-    style = platforms.info(job.platform).config_style
+    style = catalog.info(job.platform).config_style
     if job.platform == "cumulus-nvue":
         return [{"command": c} for c in diff.commands] + [{"command": "nv config apply -y", "timeout": 120}]
     if style == "cli":
@@ -88,8 +88,8 @@ def nornir_steps(job: Any, diff: Any) -> list[dict[str, Any]]:
         return ([{"command": c} for c in upload_commands(path, json.dumps(diff.patch, indent=1) + "\n")]
                 + [{"command": f"sudo config apply-patch {path}", "timeout": 120},
                    {"command": "sudo config save -y"}])
-    tx = platforms.module(job.platform).TRANSACTION
-    spec = platforms.module(job.platform).RENDER
+    tx = registry.transaction(job.platform)
+    spec = registry.render(job.platform)
     steps: list[dict[str, Any]] = []
     for name, text in sorted(diff.files.items()):
         dest = spec.install_paths.get(name, f"/etc/fabriccfg/{name}")

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fabriccfg import secrets
+from fabriccfg import catalog, secrets
+from fabriccfg.session import Session
 from fabriccfg.targets import Endpoint
 from fabriccfg.text import first_line_break
 
@@ -123,10 +124,12 @@ _CLASS_CACHE: dict[str, Any] = {}
 _CLASS_LOCK = threading.Lock()
 
 
-def _fast_class(device_type: str) -> Any:
-    """The netmiko class for ``device_type``: MLNX-OS prepared by prompt pattern, reads that fail fast."""
+def _fast_class(device_type: str, prompt: str | None = None) -> Any:
+    """The netmiko class for ``device_type``: reads that fail fast; prepared by ``prompt`` (the platform's
+    ``PlatformInfo.cli_prompt``) when netmiko's own prompt wait would stall."""
+    key = f"{device_type}|{prompt or ''}"
     with _CLASS_LOCK:
-        cls = _CLASS_CACHE.get(device_type)
+        cls = _CLASS_CACHE.get(key)
         if cls is not None:
             return cls
         from netmiko.ssh_dispatcher import CLASS_MAPPER
@@ -207,24 +210,25 @@ def _fast_class(device_type: str) -> Any:
                         raise SessionClosed("the device closed the session")
                 return out
 
-        if device_type.startswith("mellanox"):
+        if prompt is not None:
+            either = prompt
 
-            class FastMlnxos(Guarded):
+            class PromptPrepared(Guarded):
                 def session_preparation(self) -> None:
-                    self._test_channel_read(pattern=r"[>#]")
+                    self._test_channel_read(pattern=either)
                     self.set_base_prompt()
                     self.disable_paging()
 
-                def check_config_mode(self, check_string: str = "(config", pattern: str = r"[>#]",
+                def check_config_mode(self, check_string: str = "(config", pattern: str = either,
                                       force_regex: bool = False) -> bool:
                     # stock waits for '#': from the '>' exec prompt (e.g. in disconnect) that is a 10 s stall
                     ok: bool = super().check_config_mode(check_string=check_string, pattern=pattern)
                     return ok
 
-            cls = FastMlnxos
+            cls = PromptPrepared
         else:
             cls = Guarded
-        _CLASS_CACHE[device_type] = cls
+        _CLASS_CACHE[key] = cls
         return cls
 
 
@@ -400,8 +404,15 @@ def fast_lines(conn: Any, lines: list[str], *, window: int = 16, timeout: float 
     return outputs
 
 
+def _cli_prompt(platform: str) -> str | None:
+    try:
+        return catalog.info(platform).cli_prompt
+    except KeyError:  # an endpoints file naming a platform this install does not know
+        return None
+
+
 def connect(ep: Endpoint, *, insecure_host_keys: bool = False, timeout: float = 30.0,
-            session_log: Path | None = None, handle: SessionHandle | None = None) -> Any:
+            session_log: Path | None = None, handle: SessionHandle | None = None) -> Session:
     """Connect to ``ep`` and return a prepared netmiko connection, or raise :class:`ConnectError`.
 
     ``timeout`` bounds each connect phase (TCP, banner, auth); the whole-device deadline is the
@@ -432,11 +443,12 @@ def connect(ep: Endpoint, *, insecure_host_keys: bool = False, timeout: float = 
         kwargs.update(use_keys=True, key_file=str(Path(ep.key_file).expanduser()))
     if session_log is not None:
         kwargs["session_log"] = _session_log(session_log)
-    cls = _fast_class(ep.device_type)
+    cls = _fast_class(ep.device_type, _cli_prompt(ep.platform))
     if handle is not None:
         cls = type(cls.__name__, (cls,), {"_fc_handle": handle})
     try:
-        return cls(**kwargs)
+        session: Session = cls(**kwargs)
+        return session
     except SessionKilled as exc:
         raise ConnectError("killed", f"{ep.name}: {exc}") from None
     except NetmikoAuthenticationException:

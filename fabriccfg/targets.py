@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from fabriccfg import platforms, secrets
+from fabriccfg import catalog, secrets
 from fabriccfg.inventory.models import Fabric
 
 DEFAULT_ENDPOINTS = Path(".fabriccfg/mock-endpoints.json")
@@ -117,7 +117,7 @@ def from_inventory(fabric: Fabric, inventory_dir: Path | None = None,
                           priv_protocol=s.priv_protocol, priv_key=res(s.priv_key))
     out: dict[str, Endpoint] = {}
     for dev in fabric.devices.values():
-        info = platforms.info(dev.platform)
+        info = catalog.info(dev.platform)
         if dev.mgmt is None:
             continue
         out[dev.name] = Endpoint(

@@ -64,7 +64,7 @@ def _dead_port() -> int:
 
 @pytest.fixture(scope="module")
 def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    from fabriccfg import platforms
+    from fabriccfg import catalog
     from fabriccfg.mock.fabric import MockFabric
 
     tmp = tmp_path_factory.mktemp("contracts")
@@ -83,7 +83,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     port = _dead_port()
     dead = tmp / "dead.json"
     write_endpoints(dead, [Endpoint(name=n, platform=d.platform, host="127.0.0.1", ssh_port=port,
-                                    device_type=platforms.info(d.platform).device_type, password="x")
+                                    device_type=catalog.info(d.platform).device_type, password="x")
                            for n, d in fabric.devices.items()])
     with MockFabric(fabric, workdir=tmp / "mock", snmp=False, processes=1) as mock:
         yield {"$INV": str(INV), "$BAD": str(bad), "$SAME": str(same), "$DRIFT": str(drift),

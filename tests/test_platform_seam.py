@@ -1,9 +1,9 @@
-"""The platform seam holds: platform specifics live in the platform module (and its mock profile), and
-loading every platform module stays cheap (``fabriccfg validate`` never imports the device libraries)."""
+"""The platform seam holds: each platform package holds its pieces, and loading every platform's facts and
+render spec stays cheap (``fabriccfg validate`` never imports the device libraries). Which module may
+import which is checked on the import graph in ``tests/structure/``."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,51 +11,42 @@ from pathlib import Path
 import pytest
 
 import fabriccfg
-from fabriccfg import platforms
+from fabriccfg import catalog, registry
 
 PKG = Path(fabriccfg.__file__).parent
-ALLOWED = {
-    "inventory/models.py": "default platforms of GPU hosts and SM hosts "
-                           "(allowed names come from the registry)",
-    "inventory/gen.py": "the fat-tree generator's example hardware per RoCE platform (model, ASIC, ports)",
-}
-"""Files outside platforms/ and mock/profiles/ that may spell a platform name, and why."""
+PIECES = {"render": "RENDER", "transaction": "TRANSACTION", "telemetry": "TELEMETRY"}
+"""Submodule of a platform package -> the attribute the registry hands to the stage."""
 
 
-def test_no_platform_names_outside_the_seam() -> None:
-    names = "|".join(re.escape(n) for n in platforms.names())
-    quoted = re.compile(rf"""["']({names})["']""")
-    offenders = []
-    for path in sorted(PKG.rglob("*.py")):
-        rel = path.relative_to(PKG).as_posix()
-        if rel.startswith(("platforms/", "mock/profiles/")) or rel in ALLOWED:
+@pytest.mark.parametrize("name", catalog.names())
+def test_each_platform_package_owns_its_capabilities(name: str) -> None:
+    """Facts in the package, each piece in its own submodule and defined there (not borrowed from a stage)."""
+    assert catalog.info(name).name == name
+    for part, attr in PIECES.items():
+        mod = registry.submodule(name, part)
+        piece = registry.piece(name, part, attr)
+        if mod is None:
+            assert piece is None
             continue
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if quoted.search(line):
-                offenders.append(f"{rel}:{n}: {line.strip()}")
-    assert offenders == [], "platform names outside the platform seam:\n" + "\n".join(offenders)
-
-
-@pytest.mark.parametrize("name", platforms.names())
-def test_each_platform_module_owns_its_capabilities(name: str) -> None:
-    mod = platforms.module(name)
-    assert mod.PLATFORM.name == name
-    for attr in ("RENDER", "TRANSACTION", "TELEMETRY"):
-        assert hasattr(mod, attr), f"{name}: no {attr}"
-    tx = mod.TRANSACTION
-    if mod.PLATFORM.device_type is None:
+        assert hasattr(mod, attr), f"{name}: {mod.__name__} has no {attr}"
+    tx = registry.transaction(name)
+    if catalog.info(name).device_type is None:
         assert tx is None, f"{name} has no CLI and cannot be a push target"
+        assert catalog.info(name).not_a_target, f"{name}: say why it is not a push target"
     else:
-        assert tx.__module__ == mod.__name__, f"{name}: TRANSACTION is defined in {tx.__module__}"
+        assert isinstance(tx, type), f"{name}: no TRANSACTION class"
+        assert tx.__module__ == f"{catalog.packages()[name]}.transaction", tx.__module__
+        assert registry.mock_profile(name) is not None, f"{name} has a CLI and needs a mock profile"
 
 
 _VALIDATE = """
 import sys
 from typer.testing import CliRunner
-from fabriccfg import platforms
+from fabriccfg import catalog, registry
 from fabriccfg.cli import app
-for name in platforms.names():
-    platforms.module(name)
+for name in catalog.names():
+    catalog.info(name)
+    registry.render(name)
 for inv in sys.argv[1:]:
     res = CliRunner().invoke(app, ["validate", inv])
     assert res.exit_code in (0, 1), (inv, res.output)

@@ -418,9 +418,10 @@ def test_a_context_value_injected_directly_is_refused(monkeypatch: pytest.Monkey
     """A platform plugin (or a bug) that puts unchecked text into the template context cannot add a line."""
     import dataclasses
 
-    from fabriccfg import platforms
+    from fabriccfg import registry
 
-    module = platforms.module("eos")
+
+    module = registry.submodule("eos", "render")
     spec = module.RENDER
 
     def context(fabric: Any, device: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -11,7 +12,7 @@ import typer
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Fabric
-    from fabriccfg.push.device import DeviceJob
+    from fabriccfg.push.device import DeviceJob, PostPushCheck
     from fabriccfg.push.report import RunReport
     from fabriccfg.push.runner import Display
 
@@ -40,10 +41,9 @@ def load_inventory(inventory: Path) -> Fabric:
 
 
 def plan(fabric: Fabric, inventory: Path, endpoints: Path | None, *, devices: list[str], roles: list[str],
-         templates: Path | None, known_hosts: Path | None = None) -> list[DeviceJob]:
+         templates: Path | None, snmp: bool = False, known_hosts: Path | None = None) -> list[DeviceJob]:
     """Targets and jobs, or a one-line error and exit 2."""
     from fabriccfg.names import selection_problem
-    from fabriccfg.push import hooks
     from fabriccfg.push.api import PlanError, plan_jobs, select
     from fabriccfg.render.engine import RenderError
     from fabriccfg.secrets import SecretError
@@ -56,7 +56,7 @@ def plan(fabric: Fabric, inventory: Path, endpoints: Path | None, *, devices: li
     try:
         names = select(fabric, devices, roles)
         # SSH only, unless a post-push check (--verify) polls SNMP: an unset SNMP secret must not stop a push
-        access: tuple[Access, ...] = ("ssh", "snmp") if hooks.post_push_checks else ("ssh",)
+        access: tuple[Access, ...] = ("ssh", "snmp") if snmp else ("ssh",)
         targets = resolve_targets(fabric, endpoints, inventory_dir=inventory.parent, access=access,
                                   known_hosts=known_hosts)
         source = str(endpoints) if endpoints else "the inventory (no management address)"
@@ -108,7 +108,7 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
              timeout: float | None = 300.0, confirm_timeout: float = 300.0, yes: bool = False,
              insecure_host_keys: bool = False, fmt: OutputFormat = OutputFormat.table,
              run_dir: Path = Path("runs"), templates: Path | None = None, detailed_exitcode: bool = False,
-             known_hosts: Path | None = None) -> int:
+             known_hosts: Path | None = None, post_push_checks: Sequence[PostPushCheck] = ()) -> int:
     """The whole ``fabriccfg push`` command; returns the exit code."""
     from fabriccfg.commands._console import console as make_console
     from fabriccfg.push import api
@@ -128,7 +128,7 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
              "1 failed)")
         return 2
     jobs = plan(fabric, inventory, endpoints, devices=devices or [], roles=roles or [], templates=templates,
-                known_hosts=known_hosts)
+                snmp=bool(post_push_checks), known_hosts=known_hosts)
     if insecure_host_keys:
         _insecure_warning()
     runner = RunnerOptions(workers=workers, batch=batch, canary=canary, max_failures=max_failures,
@@ -156,6 +156,7 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
     report = api.push(fabric, jobs, inventory=str(inventory), run_base=run_dir, dry_run=dry_run,
                       runner=runner, confirm_timeout=confirm_timeout, insecure_host_keys=insecure_host_keys,
                       display=make_display(fmt, "dry-run" if dry_run else "push"),
+                      post_push_checks=post_push_checks,
                       warnings=["host-key checking was disabled (--insecure-host-keys)"] if insecure_host_keys
                       else [])
     if fmt is OutputFormat.json:
@@ -286,17 +287,19 @@ def register(app: typer.Typer) -> None:
         if inventory is None:
             _err("error: missing argument INVENTORY")
             raise typer.Exit(2)
-        if verify:  # the verify package's post-push check (fabriccfg.push.hooks.post_push_checks)
+        checks: list[PostPushCheck] = []
+        if verify:  # the verify package's post-push check, for this push only
             from fabriccfg.verify.post_push import enable_for_inventory
 
-            enable_for_inventory(inventory)
+            check = enable_for_inventory(inventory)
+            checks += [check] if check is not None else []
         try:
             code = run_push(inventory, endpoints=endpoints, devices=device or [], roles=role or [],
                             dry_run=dry_run, batch=batch, canary=canary, max_failures=max_failures,
                             workers=workers, timeout=timeout, confirm_timeout=confirm_timeout, yes=yes,
                             insecure_host_keys=insecure_host_keys, fmt=fmt, run_dir=run_dir,
                             templates=templates, detailed_exitcode=detailed_exitcode,
-                            known_hosts=known_hosts)
+                            known_hosts=known_hosts, post_push_checks=checks)
         except KeyboardInterrupt:  # before or after the runner (which handles Ctrl-C itself)
             _err("interrupted")
             code = 130

@@ -24,10 +24,10 @@ from typing import Any
 
 import yaml
 
-from fabriccfg import platforms
+from fabriccfg import catalog
+from fabriccfg.catalog import parse_breakout
 from fabriccfg.interop.mapping import ROLE_KIND, SWITCH_ROLES, Mapping
 from fabriccfg.interop.netbox import NetboxData
-from fabriccfg.platforms.base import parse_breakout
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 _TO_METRES = {"km": 1000.0, "m": 1.0, "cm": 0.01, "mi": 1609.344, "ft": 0.3048, "in": 0.0254}
@@ -138,10 +138,10 @@ class _Dev:
 
 
 def _classify(data: NetboxData, mapping: Mapping, problems: list[str], summary: ImportSummary) -> list[_Dev]:
-    known = set(platforms.names())
-    kinds = Counter(platforms.info(n).kind for n in known)
-    host_only: dict[str, str] = {platforms.info(n).kind: n for n in known
-                 if platforms.info(n).kind != "switch" and kinds[platforms.info(n).kind] == 1}
+    known = set(catalog.names())
+    kinds = Counter(catalog.info(n).kind for n in known)
+    host_only: dict[str, str] = {catalog.info(n).kind: n for n in known
+                 if catalog.info(n).kind != "switch" and kinds[catalog.info(n).kind] == 1}
     unmapped_platforms: Counter[str] = Counter()
     unmapped_roles: Counter[str] = Counter()
     devs: list[_Dev] = []
@@ -171,7 +171,7 @@ def _classify(data: NetboxData, mapping: Mapping, problems: list[str], summary: 
                 f"platform (known: {', '.join(sorted(known))})"
             )
             continue
-        kind = platforms.info(plat).kind
+        kind = catalog.info(plat).kind
         if ROLE_KIND[role] != kind:
             problems.append(
                 f"{name}: role {role!r} needs a {ROLE_KIND[role]} platform, but {plat!r} is a {kind}"
@@ -202,7 +202,7 @@ def _endpoint_iface(term: dict[str, Any]) -> int | None:
 @cache
 def _port_names(platform: str) -> tuple[dict[str, int], dict[str, list[tuple[int, str]]]]:
     """Plain port name -> number, and breakout sub-port name -> [(port number, mode)], per platform."""
-    info = platforms.info(platform)
+    info = catalog.info(platform)
     if info.port_name is None:
         return {}, {}
     plain = {info.port_name(n): n for n in range(1, MAX_PORTS + 1)}
@@ -220,7 +220,7 @@ def _port_names(platform: str) -> tuple[dict[str, int], dict[str, list[tuple[int
 
 def _switch_ports(dev: _Dev, cabled_names: set[str], problems: list[str]) -> tuple[int, dict[str, str]]:
     """Front-panel port count and breakouts, read back through the platform's own port naming."""
-    info = platforms.info(dev.platform)
+    info = catalog.info(dev.platform)
     if info.port_name is None:
         return max(1, len(dev.ifaces)), {}
     plain, sub = _port_names(dev.platform)
@@ -312,7 +312,7 @@ def build_inventory(
     for dev in devs:
         raw = dev.raw
         mgmt = _address(raw)
-        if mgmt is None and platforms.info(dev.platform).needs_mgmt:
+        if mgmt is None and catalog.info(dev.platform).needs_mgmt:
             problems.append(f"{dev.name}: no primary IP in NetBox (the management address)")
         for i in dev.ifaces:
             if int(i["id"]) in dev.cabled and (s := _speed_gbps(i)):
@@ -400,7 +400,7 @@ def build_inventory(
 
     tech = technology or mapping.fabric.technology
     if tech is None:
-        techs = [platforms.info(d.platform).technologies for d in devs if d.role in SWITCH_ROLES]
+        techs = [catalog.info(d.platform).technologies for d in devs if d.role in SWITCH_ROLES]
         common = frozenset.intersection(*techs) if techs else frozenset()
         if len(common) == 1:
             tech = next(iter(common))

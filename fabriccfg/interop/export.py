@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from fabriccfg import platforms
+from fabriccfg import catalog
 from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 
 Device = Switch | Host | ManagementHost
@@ -35,7 +35,7 @@ def managed(fabric: Fabric) -> tuple[list[Managed], list[str]]:
     left: list[str] = []
     every: list[Device] = [*fabric.switches, *fabric.hosts, *fabric.management_hosts]
     for dev in every:
-        device_type = platforms.info(dev.platform).device_type
+        device_type = catalog.info(dev.platform).device_type
         if device_type is None or dev.mgmt is None:
             left.append(dev.name)
             continue

@@ -12,7 +12,9 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fabriccfg.platforms import info as platform_info
+from fabriccfg import catalog
+from fabriccfg.catalog import AsicInfo
+from fabriccfg.catalog import info as platform_info
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Device, Fabric, Link, Nic, RoceQos, Switch
@@ -39,42 +41,10 @@ def pfc_headroom_bytes(speed_gbps: float, cable_m: float, mtu: int) -> int:
     return math.ceil((301 + 2.16 * float(cable_m)) * speed + 2.72 * mtu)
 
 
-# --------------------------------------------------------------------------- ASIC facts
-@dataclass(frozen=True, slots=True)
-class AsicInfo:
-    """Buffer facts of a switch ASIC generation.
-
-    ``buffer_bytes`` is the packet buffer of the whole chip (datasheet figures); ECN thresholds
-    above it can never trigger. ``headroom_budget_bytes`` is a conservative per-port, per-lossless
-    priority headroom limit used when the inventory gives no ``roce.buffer.headroom_budget_bytes``
-    (on SONiC the real limit is ``BUFFER_MAX_PARAM_TABLE|<port>.max_headroom_size``).
-    """
-
-    name: str
-    buffer_bytes: int
-    headroom_budget_bytes: int
 
 
-_MB = 1024 * 1024
-_KB = 1024
-ASICS: dict[str, AsicInfo] = {
-    a.name: a
-    for a in (
-        AsicInfo("spectrum", 16 * _MB, 192 * _KB),
-        AsicInfo("spectrum-2", 42 * _MB, 384 * _KB),
-        AsicInfo("spectrum-3", 64 * _MB, 512 * _KB),
-        AsicInfo("spectrum-4", 160 * _MB, 1024 * _KB),
-        AsicInfo("tomahawk-3", 64 * _MB, 384 * _KB),
-        AsicInfo("tomahawk-4", 113 * _MB, 512 * _KB),
-        AsicInfo("tomahawk-5", 165 * _MB, 1024 * _KB),
-        AsicInfo("trident-4", 132 * _MB, 512 * _KB),
-        AsicInfo("jericho-2", 8 * 1024 * _MB, 1024 * _KB),
-        AsicInfo("cloudscale-gx2", 120 * _MB, 512 * _KB),
-        AsicInfo("silicon-one-g100", 144 * _MB, 512 * _KB),
-    )
-}
-DEFAULT_HEADROOM_BUDGET_BYTES = 512 * _KB
-"""Per-port headroom budget for an ASIC not in :data:`ASICS` (roughly a 400G-era chip)."""
+DEFAULT_HEADROOM_BUDGET_BYTES = 512 * 1024
+"""Per-port headroom budget for an ASIC no platform declares (roughly a 400G-era chip)."""
 
 
 def asic_info(asic: str | None) -> AsicInfo | None:
@@ -82,9 +52,10 @@ def asic_info(asic: str | None) -> AsicInfo | None:
     if not asic:
         return None
     key = asic.strip().lower().replace("_", "-").replace(" ", "-")
-    if key in ASICS:
-        return ASICS[key]
-    for name, item in ASICS.items():
+    table = catalog.asics()
+    if key in table:
+        return table[key]
+    for name, item in table.items():
         if name.replace("-", "") == key.replace("-", ""):
             return item
     return None

@@ -72,3 +72,26 @@ def capped_lines(findings: list[Finding], file: str, limit: int) -> list[str]:
         out.append(f"{file}: ... and {more} more ({errors} error(s), {more - errors} warning(s)) not "
                    "shown; --max-errors 0 shows all")
     return out
+
+
+PathT = tuple[str | int, ...]
+
+
+@dataclass
+class Source:
+    """Where each value of a loaded inventory came from."""
+
+    file: str
+    positions: dict[PathT, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, path: PathT) -> tuple[int, int]:
+        """Position of ``path``, or of its closest ancestor that has one."""
+        for n in range(len(path), -1, -1):
+            pos = self.positions.get(tuple(path[:n]))
+            if pos is not None:
+                return pos
+        return (1, 1)
+
+    def finding(self, rule: str, severity: str, message: str, path: PathT = ()) -> Finding:
+        line, col = self.locate(path)
+        return Finding(rule, severity, message, self.file, line, col, tuple(path))  # type: ignore[arg-type]

@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 import yaml
 
-from fabriccfg.platforms import info as platform_info
+from fabriccfg.catalog import info as platform_info
+from fabriccfg.catalog import names as platform_names
 
 Technology = Literal["infiniband", "roce"]
 MAX_GPUS = 262_144
@@ -38,13 +39,31 @@ class _SwitchKind:
     radix: int
 
 
-IB_SWITCH = _SwitchKind("unmanaged-ib", "MQM8790-HS2F", "quantum", 40)
-ROCE_SWITCHES = {
-    "cumulus-nvue": _SwitchKind("cumulus-nvue", "SN5400", "spectrum-4", 64),
-    "sonic": _SwitchKind("sonic", "SN5400", "spectrum-4", 64),
-    "eos": _SwitchKind("eos", "7060X5-64", "tomahawk-4", 64),
-    "nxos": _SwitchKind("nxos", "N9364D-GX2A", "cloudscale-gx2", 64),
-}
+IB_PLATFORM = "unmanaged-ib"
+"""The platform of generated InfiniBand fabrics (externally managed Quantum switches and an SM host)."""
+DEFAULT_ROCE_PLATFORM = "cumulus-nvue"
+
+
+def _kind(platform: str) -> _SwitchKind | None:
+    hw = platform_info(platform).example_hardware
+    return _SwitchKind(platform, hw.model, hw.asic, hw.radix) if hw is not None else None
+
+
+def roce_switches() -> dict[str, _SwitchKind]:
+    """Every registered RoCE switch platform that names its example hardware (``example_hardware``)."""
+    out: dict[str, _SwitchKind] = {}
+    for name in platform_names():
+        facts = platform_info(name)
+        kind = _kind(name)
+        if kind is not None and facts.kind == "switch" and "roce" in facts.technologies:
+            out[name] = kind
+    return out
+
+
+def ib_switch() -> _SwitchKind:
+    kind = _kind(IB_PLATFORM)
+    assert kind is not None, f"{IB_PLATFORM} names no example hardware"
+    return kind
 
 _SWITCH_GUID = 0xB8599F0300000000
 _NIC_GUID = 0x1070FD0300000000
@@ -129,7 +148,7 @@ def plan(
     rails = gpus_per_node if rails is None else rails
     if not 1 <= rails <= 64:
         raise GenError("--rails must be between 1 and 64")
-    r = radix or (IB_SWITCH.radix if technology == "infiniband" else 64)
+    r = radix or (ib_switch().radix if technology == "infiniband" else 64)
     d_ratio, u_ratio = parse_ratio(oversubscription)
     down = r * d_ratio // (d_ratio + u_ratio)
     up = min(r - down, math.ceil(down * u_ratio / d_ratio))
@@ -180,12 +199,13 @@ def generate(
     p = plan(gpus, technology, gpus_per_node, rails, oversubscription)
     ib = technology == "infiniband"
     if ib:
-        kind = IB_SWITCH
+        kind = ib_switch()
     else:
-        kind = ROCE_SWITCHES.get(platform or "cumulus-nvue")  # type: ignore[assignment]
+        roce = roce_switches()
+        kind = roce.get(platform or DEFAULT_ROCE_PLATFORM)  # type: ignore[assignment]
         if kind is None:
-            raise GenError(f"--platform must be one of {', '.join(ROCE_SWITCHES)} for RoCE")
-    if ib and platform not in (None, IB_SWITCH.platform):
+            raise GenError(f"--platform must be one of {', '.join(roce)} for RoCE")
+    if ib and platform not in (None, IB_PLATFORM):
         raise GenError("InfiniBand fabrics are generated with unmanaged-ib (MQM8790) switches")
     port = platform_info(kind.platform).port_name
     assert port is not None

@@ -13,18 +13,18 @@ import re
 import stat
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from fabriccfg.inventory.findings import Finding, cap, has_errors, one_per_profile
+from fabriccfg.inventory.findings import Finding, PathT, Source, cap, has_errors, one_per_profile
 from fabriccfg.inventory.models import Fabric, Host, Link, ManagementHost, Switch
+from fabriccfg.inventory.rules import run_rules
 from fabriccfg.text import first_unsafe, split_lines
 
-PathT = tuple[str | int, ...]
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DEVICE_LISTS = ("switches", "hosts", "management_hosts")
 
@@ -44,24 +44,6 @@ _ERROR_RULES = {
 }
 
 
-@dataclass
-class Source:
-    """Where each value of a loaded inventory came from."""
-
-    file: str
-    positions: dict[PathT, tuple[int, int]] = field(default_factory=dict)
-
-    def locate(self, path: PathT) -> tuple[int, int]:
-        """Position of ``path``, or of its closest ancestor that has one."""
-        for n in range(len(path), -1, -1):
-            pos = self.positions.get(tuple(path[:n]))
-            if pos is not None:
-                return pos
-        return (1, 1)
-
-    def finding(self, rule: str, severity: str, message: str, path: PathT = ()) -> Finding:
-        line, col = self.locate(path)
-        return Finding(rule, severity, message, self.file, line, col, tuple(path))  # type: ignore[arg-type]
 
 
 @dataclass
@@ -813,8 +795,6 @@ def loads(text: str, file: str = "<inventory>", *, rules: bool = True) -> LoadRe
         found.sort(key=lambda f: (f.line, f.col))
         return LoadResult(src, None, found)
     if rules:
-        from fabriccfg.inventory.rules import run_rules
-
         problems.extend(run_rules(fabric, src))
     return LoadResult(src, fabric, problems)
 

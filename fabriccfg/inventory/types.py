@@ -6,6 +6,7 @@ loader can report ``error[unsafe-text]`` or ``error[literal-secret]`` with a pos
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import re
 from typing import Annotated, Any
@@ -13,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
+from fabriccfg import catalog
 from fabriccfg.text import first_unsafe
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
@@ -160,15 +162,11 @@ def _platform_of_kind(kind: str) -> Any:
     cached: list[str] = []  # the registry is fixed once loaded; 100,000 switches need not rebuild the list
 
     def check(value: str) -> str:
-        from fabriccfg import platforms
-
         _safe_text(value)
         if not cached:
-            cached.extend(n for n in platforms.names() if platforms.info(n).kind == kind)
+            cached.extend(n for n in catalog.names() if catalog.info(n).kind == kind)
         known = cached
         if value not in known:
-            import difflib
-
             close = difflib.get_close_matches(value, known, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise PydanticCustomError(
@@ -181,9 +179,7 @@ def _platform_of_kind(kind: str) -> Any:
 
 
 def _platform_schema(kind: str) -> dict[str, Any]:
-    from fabriccfg import platforms
-
-    return {"enum": [n for n in platforms.names() if platforms.info(n).kind == kind]}
+    return {"enum": [n for n in catalog.names() if catalog.info(n).kind == kind]}
 
 
 SwitchPlatform = Annotated[str, AfterValidator(_platform_of_kind("switch")),

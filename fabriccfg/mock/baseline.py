@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fabriccfg import platforms
+from fabriccfg import registry
 from fabriccfg.text import split_lines
 
 MAX_BASELINE_BYTES = 16 * 1024 * 1024
@@ -81,9 +81,8 @@ def json_document(files: Mapping[str, str]) -> dict[str, Any]:
 def install_files(dev: Any, files: Mapping[str, str]) -> None:
     """Host platforms: each rendered file at its install path (the platform's ``RENDER.install_paths``,
     else the transaction's ``default_dir``), where the whole-file transaction fetches it."""
-    mod = platforms.module(dev.platform)
-    paths: Mapping[str, str] = getattr(getattr(mod, "RENDER", None), "install_paths", None) or {}
-    default_dir = getattr(getattr(mod, "TRANSACTION", None), "default_dir", "/etc")
+    paths: Mapping[str, str] = getattr(registry.render(dev.platform), "install_paths", None) or {}
+    default_dir = getattr(registry.transaction(dev.platform), "default_dir", "/etc")
     for name, text in files.items():
         path = paths.get(name) or f"{default_dir}/{name}"
         dev.files[path] = text

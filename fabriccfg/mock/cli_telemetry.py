@@ -19,7 +19,6 @@ on a split-ready switch) when ``ib.sharp.enabled``. Node descriptions: ``MF0;<na
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import shlex
 import time
@@ -28,7 +27,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fabriccfg import platforms
+from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Host, ManagementHost, Switch
 from fabriccfg.mock import probe_outputs
 from fabriccfg.mock.traffic import IB_EXT_NAMES
@@ -59,7 +58,7 @@ UNMANAGED_DESC = "Quantum Mellanox Technologies"
 M32 = (1 << 32) - 1
 
 
-def _now(t: float | None) -> float:
+def now(t: float | None) -> float:
     return time.time() if t is None else t
 
 
@@ -101,7 +100,7 @@ class IbView:
         lid = 1
         sharp = bool(fab.ib is not None and fab.ib.sharp.enabled)
         for sw in fab.switches:
-            info = platforms.info(sw.platform)
+            info = catalog.info(sw.platform)
             if "infiniband" not in info.technologies:
                 continue
             guid = int(sw.guid, 16) if sw.guid else derived_guid(sw.name)
@@ -142,7 +141,7 @@ class IbView:
     def port_number(self, device: str, port: str) -> int:
         """The IB port number of ``device:port`` (1 for a CA)."""
         if device in self.switch:
-            info = platforms.info(self.model.fabric.devices[device].platform)
+            info = catalog.info(self.model.fabric.devices[device].platform)
             n = info.fabric_port_number(port) if info.fabric_port_number else None
             if n is None:
                 n = self.model.if_index(device, port)
@@ -236,7 +235,7 @@ def perfquery(
     error counters carry the model's saturating values). Without ``-x``: the PortCounters layout,
     32-bit data counters saturated at 2**32-1.
     """
-    t = _now(t)
+    t = now(t)
     view = ib_view(model)
     node = view.local_ca(device) if lid is None else view.by_lid.get(lid)
     if node is None:
@@ -294,7 +293,7 @@ def ibqueryerrors(
     model: TrafficModel, t: float | None = None, *, suppress: Collection[str] = ()
 ) -> tuple[str, int]:
     """``ibqueryerrors`` over the whole subnet; default thresholds 0; exit 1 when a port is beyond them."""
-    t = _now(t)
+    t = now(t)
     view = ib_view(model)
     checked = [f for f in IBQUERYERRORS_FIELDS if f not in suppress]
     out: list[str] = []
@@ -340,7 +339,7 @@ def ibqueryerrors(
 def ibnetdiscover_ports(model: TrafficModel, t: float | None = None) -> str:
     """``ibnetdiscover -p``: one line per port of every node (``ib.md`` §6; unconnected switch ports as
     ``4x ???`` with the node description only, as the real tool prints them)."""
-    t = _now(t)
+    t = now(t)
     view = ib_view(model)
     out: list[str] = []
     for node in view.nodes:
@@ -362,7 +361,7 @@ def ibnetdiscover_ports(model: TrafficModel, t: float | None = None) -> str:
 
 def ibnetdiscover(model: TrafficModel, t: float | None = None, device: str | None = None) -> str:
     """``ibnetdiscover``: switch blocks then CA blocks, physical cabling at ``t`` (cabling-swap aware)."""
-    t = _now(t)
+    t = now(t)
     view = ib_view(model)
     origin = view.local_ca(device) if device else None
     origin = origin or next((n for n in view.nodes if n.kind == "ca"), None) or view.nodes[0]
@@ -378,7 +377,7 @@ def ibnetdiscover(model: TrafficModel, t: float | None = None, device: str | Non
         if node.kind != "switch":
             continue
         sw = model.fabric.devices[node.device]
-        managed = isinstance(sw, Switch) and platforms.info(sw.platform).device_type is not None
+        managed = isinstance(sw, Switch) and catalog.info(sw.platform).device_type is not None
         out += [
             "vendid=0x2c9",
             "devid=0xd2f0",
@@ -458,7 +457,7 @@ def sminfo(
     down: Collection[str] = (),
 ) -> tuple[str, int]:
     """``sminfo [LID]``: the master SM by default, or the SM at ``LID``."""
-    t = _now(t)
+    t = now(t)
     rows = sm_table(model, t, down)
     if lid is None:
         row = next((r for r in rows if r[4] == 3), None)
@@ -487,7 +486,7 @@ def ethtool_stats(model: TrafficModel, device: str, netdev: str, t: float | None
     ``np_cnp_sent``, ``np_ecn_marked_roce_packets``, ``rp_cnp_handled``, ``rp_cnp_ignored`` live in the
     RDMA ``hw_counters`` on a real host; the mock lists them here too so one command has them all.
     """
-    t = _now(t)
+    t = now(t)
     host = model.fabric.devices.get(device)
     nic = None
     if isinstance(host, Host):
@@ -537,11 +536,11 @@ def ethtool_stats(model: TrafficModel, device: str, netdev: str, t: float | None
 
 
 # --------------------------------------------------------------------------- switch show commands
-def _counters(model: TrafficModel, device: str, port: str, t: float) -> dict[str, int]:
+def eth_counters(model: TrafficModel, device: str, port: str, t: float) -> dict[str, int]:
     return model.port_counters(device, port, t)
 
 
-def _resolve_port(model: TrafficModel, device: str, text: str) -> str | None:
+def resolve_port(model: TrafficModel, device: str, text: str) -> str | None:
     """Accept the inventory name and the usual abbreviations (``Et1/1``, ``eth1/1``, ``e1/1``)."""
     ports = model.ports(device)
     if text in ports:
@@ -555,20 +554,28 @@ def _resolve_port(model: TrafficModel, device: str, text: str) -> str | None:
     return low.get(text.lower())
 
 
-def _no_port(device: str, text: str) -> tuple[str, int]:
+def ports_of(model: TrafficModel, device: str, port: str | None) -> list[str] | None:
+    """Every port of ``device`` (``port`` None) or the one ``port`` names; None when it names none."""
+    if port is None:
+        return model.ports(device)
+    p = resolve_port(model, device, port)
+    return [p] if p else None
+
+
+def no_port(device: str, text: str) -> tuple[str, int]:
     return f"Error: interface {text} not found on {device}\n", 1
 
 
-def _lossless(model: TrafficModel) -> int:
+def lossless_tc(model: TrafficModel) -> int:
     return model.lossless_prio
 
 
-def _wd_state(c: dict[str, int], p: int) -> tuple[int, int, bool]:
+def wd_state(c: dict[str, int], p: int) -> tuple[int, int, bool]:
     det, res = c.get(f"pfcwd_storm_detected.{p}", 0), c.get(f"pfcwd_storm_restored.{p}", 0)
     return det, res, det > res
 
 
-def _table(headers: list[str], rows: list[list[str]], align: list[str]) -> str:
+def text_table(headers: list[str], rows: list[list[str]], align: list[str]) -> str:
     """A ``tabulate``-style "simple" table (as SONiC's show commands print)."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
@@ -582,300 +589,38 @@ def _table(headers: list[str], rows: list[list[str]], align: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _comma(v: int) -> str:
+def comma(v: int) -> str:
     return f"{v:,}"
 
 
-# ----- NVUE (Cumulus)
-def _nvue_bytes(v: int) -> str:
-    """NVUE's human byte sizes (binary units, two decimals): ``0 Bytes``, ``56.52 MB``, ``92824.38 GB``."""
-    for unit, div in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if v >= div:
-            return f"{v / div:.2f} {unit}"
-    return f"{v} Bytes"
 
 
-def nvue_qos_roce_counters(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
-    """``nv show interface SWP qos roce counters``: the layout of NVIDIA's own example (Cumulus Linux 5.16
-    RoCE page, tests/telemetry/fixtures/nvue_roce/SOURCE): operational / applied / description columns,
-    sections sorted by name, byte counters and buffer usage in human binary units, packets as integers.
-    Buffer occupancy is not modelled (0 Bytes)."""
-    c = _counters(model, device, port, t)
-    p = _lossless(model)
-    cnp = model.cnp_prio
-    zero = _nvue_bytes(0)
-    rows: list[tuple[int, str, str, str]] = [
-        (0, "rx-stats", "", ""),
-        (1, "rx-non-roce-stats", "", ""),
-        (2, "buffer-max-usage", zero, "Max Ingress Pool-buffer usage for non-RoCE traffic"),
-        (2, "buffer-usage", zero, "Current Ingress Pool-buffer usage for non-RoCE traffic"),
-        (2, "no-buffer-discard", "0", "Rx buffer discards for non-RoCE traffic"),
-        (2, "non-roce-bytes", zero, "non-roce rx bytes"),
-        (2, "non-roce-packets", "0", "non-roce rx packets"),
-        (2, "pg-max-usage", zero, "Max PG-buffer usage for non-RoCE traffic"),
-        (2, "pg-usage", zero, "Current PG-buffer usage for non-RoCE traffic"),
-        (1, "rx-pfc-stats", "", ""),
-        (2, "pause-duration", str(c[f"pfc_rx_pause_duration.{p}"]), "Rx PFC pause duration for RoCE traffic"),
-        (2, "pause-packets", str(c[f"pfc_rx_pause.{p}"]), "Rx PFC pause packets for RoCE traffic"),
-        (1, "rx-roce-stats", "", ""),
-        (2, "buffer-max-usage", zero, "Max Ingress Pool-buffer usage for RoCE traffic"),
-        (2, "buffer-usage", zero, "Current Ingress Pool-buffer usage for RoCE traffic"),
-        (2, "no-buffer-discard", str(c["if_in_discards"]), "Rx buffer discards for RoCE traffic"),
-        (2, "pg-max-usage", zero, "Max PG-buffer usage for RoCE traffic"),
-        (2, "pg-usage", zero, "Current PG-buffer usage for RoCE traffic"),
-        (2, "roce-bytes", _nvue_bytes(c["if_in_octets"]), "Rx RoCE Bytes"),
-        (2, "roce-packets", str(c["if_in_ucast_pkts"]), "Rx RoCE Packets"),
-        (0, "tx-stats", "", ""),
-        (1, "tx-cnp-stats", "", ""),
-        (2, "buffer-max-usage", zero, "Max Egress Pool-buffer usage for CNP traffic"),
-        (2, "buffer-usage", zero, "Current Egress Pool-buffer usage for CNP traffic"),
-        (2, "cnp-bytes", _nvue_bytes(c.get(f"tc_tx_bytes.{cnp}", 0)), "Tx CNP Packet Bytes"),
-        (2, "cnp-packets", str(c.get(f"tc_tx_pkts.{cnp}", 0)), "Tx CNP Packets"),
-        (2, "tc-max-usage", zero, "Max TC-buffer usage for CNP traffic"),
-        (2, "tc-usage", zero, "Current TC-buffer usage for CNP traffic"),
-        (2, "unicast-no-buffer-discard", "0", "Tx buffer discards for CNP traffic"),
-        (1, "tx-ecn-stats", "", ""),
-        (2, "ecn-marked-packets", str(c[f"ecn_marked.{p}"]), "Tx ECN marked packets"),
-        (1, "tx-pfc-stats", "", ""),
-        (2, "pause-duration", str(c[f"pfc_tx_pause_duration.{p}"]), "Tx PFC pause duration for RoCE traffic"),
-        (2, "pause-packets", str(c[f"pfc_tx_pause.{p}"]), "Tx PFC pause packets for RoCE traffic"),
-        (1, "tx-roce-stats", "", ""),
-        (2, "buffer-max-usage", zero, "Max Egress Pool-buffer usage for RoCE traffic"),
-        (2, "buffer-usage", zero, "Current Egress Pool-buffer usage for RoCE traffic"),
-        (2, "roce-bytes", _nvue_bytes(c[f"tc_tx_bytes.{p}"]), "Tx RoCE Packet bytes"),
-        (2, "roce-packets", str(c[f"tc_tx_pkts.{p}"]), "Tx RoCE Packets"),
-        (2, "tc-max-usage", zero, "Max TC-buffer usage for RoCE traffic"),
-        (2, "tc-usage", zero, "Current TC-buffer usage for RoCE traffic"),
-        (2, "unicast-no-buffer-discard", str(c[f"tc_nobuffer_discard.{p}"]),
-         "Tx buffer discards for RoCE traffic"),
-    ]
-    key_w = max(len("  " * d + n) for d, n, _, _ in rows)
-    op_w = max(len("operational"), *(len(v) for _, _, v, _ in rows))
-    desc_w = max(len("description"), *(len(x) for _, _, _, x in rows))
-    head = f"{'':{key_w}}  {'operational':{op_w}}  applied  description"
-    lines = [head, f"{'-' * key_w}  {'-' * op_w}  -------  {'-' * desc_w}"]
-    for depth, name, value, desc in rows:
-        lines.append(f"{'  ' * depth + name:{key_w}}  {value:{op_w}}  {'':7}  {desc}".rstrip())
-    return "\n".join(lines) + "\n", 0
 
 
-def nvue_pfc_watchdog(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
-    """``nv show interface SWP qos pfc-watchdog``: per traffic class status OK/DEADLOCK and deadlock-count."""
-    c = _counters(model, device, port, t)
-    p = _lossless(model)
-    det, _res, storm = _wd_state(c, p)
-    rows = [[str(p), "DEADLOCK" if storm else "OK", str(det)]]
-    # NVIDIA's example (tests/telemetry/fixtures/nvue_pfcwd/SOURCE): a state table, then the per-TC status
-    head = ("                 operational  applied\n---------------  -----------  -------\n"
-            "state            enabled      enabled\n\nPFC WD Status\n===========================\n")
-    table = _table(["traffic-class", "status", "deadlock-count"], rows, ["l", "l", "l"])
-    return head + "".join(f"    {line}\n" for line in table.splitlines()), 0
 
 
-# ----- SONiC
-def _sonic_ports(model: TrafficModel, device: str, port: str | None) -> list[str] | None:
-    if port is None:
-        return model.ports(device)
-    p = _resolve_port(model, device, port)
-    return [p] if p else None
 
 
-def _sonic_queue_table(model: TrafficModel, device: str, port: str | None, t: float, *, columns: list[str],
-                       cells: Callable[[dict[str, int], int], list[str]]) -> tuple[str, int]:
-    """One row per port and unicast queue UC0-7: Port, TxQ, then ``cells(counters, queue)``."""
-    ports = _sonic_ports(model, device, port)
-    if ports is None:
-        return _no_port(device, port or "")
-    rows = []
-    for name in ports:
-        c = _counters(model, device, name, t)
-        for q in range(8):
-            rows.append([name, f"UC{q}", *cells(c, q)])
-    return _table(["Port", "TxQ", *columns], rows, ["r"] * (2 + len(columns))), 0
 
 
-def sonic_queue_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
-    """``show queue counters [IF]``: UC0-7 per port, Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes."""
-
-    def cells(c: dict[str, int], q: int) -> list[str]:
-        drops = c[f"tc_nobuffer_discard.{q}"] + c[f"tc_wred_discard.{q}"] + c[f"pfcwd_tx_drop.{q}"]
-        pkts, octets = c[f"tc_tx_pkts.{q}"], c[f"tc_tx_bytes.{q}"]
-        return [_comma(pkts), _comma(octets), _comma(drops), _comma(drops * 4166)]
-
-    return _sonic_queue_table(model, device, port, t, cells=cells,
-                              columns=["Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"])
 
 
-def sonic_wred_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
-    """``show queue wredcounters [IF]``: WredDrp/pkts, WredDrp/bytes, EcnMarked/pkts, EcnMarked/bytes."""
-
-    def cells(c: dict[str, int], q: int) -> list[str]:
-        w, e = c[f"tc_wred_discard.{q}"], c[f"ecn_marked.{q}"]
-        return [_comma(w), _comma(w * 4166), _comma(e), _comma(e * 4166)]
-
-    return _sonic_queue_table(model, device, port, t, cells=cells,
-                              columns=["WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"])
 
 
-def sonic_pfc_counters(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
-    """``show pfc counters``: an Rx table then a Tx table, PFC0..PFC7 per port."""
-    parts = []
-    for d, title in (("rx", "Port Rx"), ("tx", "Port Tx")):
-        rows = []
-        for name in model.ports(device):
-            c = _counters(model, device, name, t)
-            rows.append([name] + [_comma(c[f"pfc_{d}_pause.{q}"]) for q in range(8)])
-        parts.append(_table([title] + [f"PFC{q}" for q in range(8)], rows, ["r"] * 9))
-    return "\n".join(parts), 0
 
 
-def sonic_pfcwd_stats(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
-    """``pfcwd show stats`` / ``show pfcwd stats``: queues of lossless ports (``PORT:QUEUE``)."""
-    p = _lossless(model)
-    rows = []
-    for name in model.ports(device):
-        c = _counters(model, device, name, t)
-        det, res, storm = _wd_state(c, p)
-        drop = c[f"pfcwd_tx_drop.{p}"]
-        ok = c[f"tc_tx_pkts.{p}"]
-        rows.append(
-            [
-                f"{name}:{p}",
-                "stormed" if storm else "operational",
-                f"{det}/{res}",
-                f"{ok}/{drop}",
-                f"{c['if_in_ucast_pkts']}/0",
-                f"0/{drop if storm else 0}",
-                "0/0",
-            ]
-        )
-    return _table(
-        [
-            "QUEUE",
-            "STATUS",
-            "STORM DETECTED/RESTORED",
-            "TX OK/DROP",
-            "RX OK/DROP",
-            "TX LAST OK/DROP",
-            "RX LAST OK/DROP",
-        ],
-        rows,
-        ["r"] * 7,
-    ), 0
 
 
-# ----- EOS
-# The ``| json`` forms the collector runs (keys from Arista's ANTA test vectors; see
-# tests/telemetry/fixtures/eos_*/SOURCE). EOS prints JSON indented by four spaces.
-def _eos_json(doc: dict[str, object]) -> tuple[str, int]:
-    return json.dumps(doc, indent=4) + "\n", 0
 
 
-def eos_ecn_counters(model: TrafficModel, device: str, port: str | None, t: float) -> tuple[str, int]:
-    """``show qos interfaces [IF] ecn counters queue | json``: ECN-marked packets per tx-queue as strings;
-    ``-`` where ECN counting is not configured (the templates count on the lossless queue only)."""
-    ports = _sonic_ports(model, device, port)
-    if ports is None:
-        return f"% Invalid input (at token 3: '{port}')\n", 1
-    p = _lossless(model)
-    intfs: dict[str, object] = {}
-    for name in ports:
-        c = _counters(model, device, name, t)
-        counts = {str(q): str(c[f"ecn_marked.{q}"]) if q == p else "-" for q in range(8)}
-        intfs[name] = {"queueCounters": counts}
-    return _eos_json({"intfQueueCounters": intfs})
 
 
-def eos_pfc_counters(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
-    """``show priority-flow-control counters | json``: PFC frames received/sent per port (all priorities)."""
-    intfs: dict[str, object] = {}
-    for name in model.ports(device):
-        c = _counters(model, device, name, t)
-        intfs[name] = {"rxFrames": c["pfc_indications"], "txFrames": c["pfc_requests"]}  # all-priority sums
-    return _eos_json({"interfaceCounters": intfs})
 
 
-def eos_pfc_watchdog(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
-    """``show priority-flow-control counters watchdog | json``: stuck/recovery counts per tx-queue, only
-    for interfaces the watchdog has fired on (EOS answers ``{"interfaces": {}}`` before any event)."""
-    p = _lossless(model)
-    intfs: dict[str, object] = {}
-    for name in model.ports(device):
-        det, res, _storm = _wd_state(_counters(model, device, name, t), p)
-        if det:
-            intfs[name] = {"txQueues": {str(p): {"stuckCount": det, "recoveryCount": res}}}
-    return _eos_json({"interfaces": intfs})
 
 
-# ----- NX-OS
-def nxos_queuing_interface(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
-    """``show queuing interface ethernet1/N`` (modelled on NX-OS 10.x): per QoS-group egress block, then
-    the PFC statistics table per CoS; ``ECN Marked Pkts`` is in each QoS-group block."""
-    c = _counters(model, device, port, t)
-    p = _lossless(model)
-    out = ["", "slot  1", "=======", "", "", f"Egress Queuing for {port} [System]", "-" * 78]
-    for q in range(8):
-        drops = c[f"tc_nobuffer_discard.{q}"] + c[f"tc_wred_discard.{q}"]
-        out += [
-            "  +-------------------------------------------------------------+",
-            f"  |                              QOS GROUP {q}                    |",
-            "  +-------------------------------------------------------------+",
-            "  |                           |  Unicast       |Multicast       |",
-            "  +-------------------------------------------------------------+",
-            f"  |                   Tx Pkts |{c[f'tc_tx_pkts.{q}']:>16}|{0:>16}|",
-            f"  |                   Tx Byts |{c[f'tc_tx_bytes.{q}']:>16}|{0:>16}|",
-            f"  | WRED/AFD & Tail Drop Pkts |{drops:>16}|{0:>16}|",
-            f"  | WRED/AFD & Tail Drop Byts |{drops * 4166:>16}|{0:>16}|",
-            f"  |              Q Depth Byts |{0:>16}|{0:>16}|",
-            f"  |       WD & Tail Drop Pkts |{c[f'pfcwd_tx_drop.{q}']:>16}|{0:>16}|",
-            f"  |           ECN Marked Pkts |{c[f'ecn_marked.{q}']:>16}|{0:>16}|",
-            "  +-------------------------------------------------------------+",
-        ]
-    tx = sum(c[f"pfc_tx_pause.{q}"] for q in range(8))
-    rx = sum(c[f"pfc_rx_pause.{q}"] for q in range(8))
-    out += [
-        "",
-        "",
-        "  PFC Statistics",
-        "  " + "-" * 76,
-        f"  TxPPP: {tx:>20}, RxPPP: {rx:>20}",
-        "  " + "-" * 76,
-        "   PFC_COS QOS_Group   TxPause                 TxCount            RxPause                 RxCount",
-    ]
-    for q in range(8):
-        tx_active = "Active" if q == p and c[f"pfc_tx_pause.{q}"] else "Inactive"
-        rx_active = "Active" if q == p and c[f"pfc_rx_pause.{q}"] else "Inactive"
-        out.append(
-            f"   {q:>7} {q:>9} {tx_active:>9} {c[f'pfc_tx_pause.{q}']:>23} {rx_active:>18} "
-            f"{c[f'pfc_rx_pause.{q}']:>23}"
-        )
-    out.append("  " + "-" * 76)
-    return "\n".join(out) + "\n", 0
 
 
-def nxos_pfc_queue_detail(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
-    """``show queuing pfc-queue interface ethernet1/N detail`` (modelled): PFC watchdog per no-drop group."""
-    c = _counters(model, device, port, t)
-    p = _lossless(model)
-    det, res, storm = _wd_state(c, p)
-    out = [
-        "+----------------------------------------------------+",
-        "Global watch-dog interval [Enabled]",
-        "+----------------------------------------------------+",
-        "",
-        f"{port} Interface PFC watchdog: [Enabled]",
-        "+----------------------------------------------------+",
-        f"|     QOS GROUP {p} [{'Shutdown' if storm else 'Active'}] PFC [YES] PFC-COS [{p}]",
-        "+----------------------------------------------------+",
-        "|               |  Stats                             |",
-        "+----------------------------------------------------+",
-        f"|         Shutdown|{det:>34}|",
-        f"|         Restored|{res:>34}|",
-        f"|  Total pkts drained|{0:>31}|",
-        f"|  Total pkts dropped|{c[f'pfcwd_tx_drop.{p}']:>31}|",
-        "+----------------------------------------------------+",
-    ]
-    return "\n".join(out) + "\n", 0
 
 
 # --------------------------------------------------------------------------- dispatch
@@ -884,9 +629,9 @@ Renderer = Callable[["TrafficModel", str, "re.Match[str]", float], tuple[str, in
 
 def with_port(fn: Callable[[TrafficModel, str, str, float], tuple[str, int]]) -> Renderer:
     def render(model: TrafficModel, device: str, m: re.Match[str], t: float) -> tuple[str, int]:
-        port = _resolve_port(model, device, m.group("port"))
+        port = resolve_port(model, device, m.group("port"))
         if port is None:
-            return _no_port(device, m.group("port"))
+            return no_port(device, m.group("port"))
         return fn(model, device, port, t)
 
     return render
@@ -914,7 +659,7 @@ ShowCommands = Sequence[tuple[re.Pattern[str], Renderer]]
 def show_commands(platform: str) -> ShowCommands:
     """The platform's mock profile ``SHOW_COMMANDS``: (command regex, renderer), empty when it has none."""
     try:
-        profile = platforms.mock_profile(platform)
+        profile = registry.mock_profile(platform)
     except KeyError:  # not a registered platform
         return ()
     commands: ShowCommands = getattr(profile, "SHOW_COMMANDS", ())
@@ -935,7 +680,7 @@ def run(
     ``sminfo [LID]``, ``ethtool -S NETDEV``, and per switch platform the ECN / PFC-watchdog show
     commands of the platform's mock profile (:func:`show_commands`).
     """
-    t = _now(t)
+    t = now(t)
     text = " ".join(line.strip().split())
     if text.startswith("sudo "):
         text = text[5:]

@@ -30,7 +30,7 @@ from typing import Any
 
 import asyncssh
 
-from fabriccfg import platforms
+from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.mock import ibsim_backend
 from fabriccfg.mock.baseline import BaselineError
@@ -63,19 +63,19 @@ class MockError(Exception):
 
 def profile_for(platform: str) -> CliProfile | None:
     """The mock CLI profile of ``platform`` (None for platforms without a CLI)."""
-    info = platforms.info(platform)
+    info = catalog.info(platform)
     if info.device_type is None:
         return None
-    module = platforms.mock_profile(platform)
+    module = registry.mock_profile(platform)
     if module is None:
-        raise MockError(f"platform {platform} has a CLI but no mock profile in fabriccfg.mock.profiles")
+        raise MockError(f"platform {platform} has a CLI but its package ships no mock.py (mock profile)")
     prof: CliProfile = module.PROFILE
     return prof
 
 
 def managed_devices(fabric: Fabric) -> list[str]:
     """Devices that get an SSH server (platforms with a CLI), in inventory order."""
-    return [name for name, dev in fabric.devices.items() if platforms.info(dev.platform).device_type]
+    return [name for name, dev in fabric.devices.items() if catalog.info(dev.platform).device_type]
 
 
 def sidecar(endpoints_file: Path, suffix: str) -> Path:
@@ -188,16 +188,16 @@ class Worker:
                     raise MockError(f"baseline of {name}: {exc}") from None
             dev.telemetry = self._telemetry(name, down)
             dev.on_session_end = lambda: self.reconcile(name)
-            sm_host = platforms.info(dev_model.platform).kind == "sm-host"
+            sm_host = catalog.info(dev_model.platform).kind == "sm-host"
             sm_switch = fab.ib is not None and name in {s.device for s in fab.ib.subnet_managers} \
-                and platforms.info(dev_model.platform).kind == "switch"
+                and catalog.info(dev_model.platform).kind == "switch"
             if spec.ibsim is not None and spec.topology is not None and (sm_host or sm_switch):
                 sm = (ibsim_backend.attach_sm_host(dev, spec.ibsim, spec.topology, self.sm_group) if sm_host
                       else ibsim_backend.attach_embedded_sm(dev, spec.ibsim, spec.topology, self.sm_group))
                 if sm is not None:
                     self.sms[name] = sm
             elif spec.ibsim is not None and spec.topology is not None and not fab.management_hosts \
-                    and platforms.info(dev_model.platform).kind == "gpu-host":
+                    and catalog.info(dev_model.platform).kind == "gpu-host":
                 ibsim_backend.attach_gpu_host(dev, spec.ibsim, spec.topology)
             key = asyncssh.generate_private_key("ssh-ed25519")
             alt = asyncssh.generate_private_key("ssh-ed25519") if f.hostkey_changed else None
@@ -229,7 +229,7 @@ class Worker:
         spec = self.spec
         if not spec.snmp or self.model is None:
             return None
-        info = platforms.info(spec.fabric.devices[name].platform)
+        info = catalog.info(spec.fabric.devices[name].platform)
         if not info.has_snmp or info.kind != "switch":
             return None
         try:
@@ -618,7 +618,7 @@ class MockFabric:
         version = self.fabric.credentials.snmp.version if self.fabric.credentials.snmp else "3"
         for s in sorted(started, key=lambda s: self.names.index(s.name)):
             dev = self.fabric.devices[s.name]
-            info = platforms.info(dev.platform)
+            info = catalog.info(dev.platform)
             kh_lines.append(f"[{self.host}]:{s.ssh_port} {s.host_key}")
             snmp = None
             if s.snmp_port is not None:

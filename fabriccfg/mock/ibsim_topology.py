@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fabriccfg import platforms
+from fabriccfg import catalog
 from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 from fabriccfg.mock.cli_telemetry import AN_DESC, UNMANAGED_DESC, derived_guid
 
@@ -107,7 +107,7 @@ class SimTopology:
 
 
 def _switch_ports(sw: Switch) -> dict[str, int]:
-    info = platforms.info(sw.platform)
+    info = catalog.info(sw.platform)
     if info.fabric_port_number is None:
         return {}
     out: dict[str, int] = {}
@@ -126,13 +126,13 @@ def build(fabric: Fabric) -> SimTopology:
     sharp = bool(fabric.ib is not None and fabric.ib.sharp.enabled)
     numbers: dict[str, dict[str, int]] = {}
     for sw in fabric.switches:
-        if "infiniband" not in platforms.info(sw.platform).technologies:
+        if "infiniband" not in catalog.info(sw.platform).technologies:
             continue
         guid = int(sw.guid, 16) if sw.guid else derived_guid(sw.name)
         nums = _switch_ports(sw)
         numbers[sw.name] = nums
         nports = max(nums.values(), default=sw.ports) + 1
-        managed = platforms.info(sw.platform).device_type is not None
+        managed = catalog.info(sw.platform).device_type is not None
         model = (sw.model or "MQM8700").split("-")[0]
         desc = f"MF0;{sw.name}:{model}/U1" if managed else UNMANAGED_DESC
         node = topo.add(SimNode(f"S-{guid:016x}", "switch", guid, guid, desc, nports, sw.name))

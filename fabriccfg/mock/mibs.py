@@ -55,6 +55,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fabriccfg import registry
 from fabriccfg.inventory.models import Host, Switch
 from fabriccfg.telemetry import ber
 from fabriccfg.telemetry import oids as O
@@ -109,10 +110,8 @@ OCTETS_PER_PKT_HINT = 4166
 
 def agent_for(platform: str) -> Agent:
     """The platform's mock profile ``SNMP_AGENT`` (defaults for a platform without one)."""
-    from fabriccfg import platforms
-
     try:
-        profile = platforms.mock_profile(platform)
+        profile = registry.mock_profile(platform)
     except KeyError:  # not a registered platform
         profile = None
     agent: Agent = getattr(profile, "SNMP_AGENT", None) or Agent()

@@ -6,8 +6,9 @@ garbage (netmiko_pysnmp.md §7). Here the session runs in raw mode and writes th
 the next prompt in one write, so every prompt starts on a fresh line.
 
 What a platform looks like (prompts, modes, commands, error texts) is a :class:`CliProfile` in
-``fabriccfg.mock.profiles.<platform module>``; the device's state (running and saved config, files,
-command log) is a :class:`DeviceState` shared by all sessions of that device.
+the platform package's ``mock`` module (``fabriccfg/platforms/<name>/mock.py``); the device's state
+(running and saved config, files, command log) is a :class:`DeviceState` shared by all sessions of that
+device.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from fabriccfg import platforms
+from fabriccfg import catalog
 from fabriccfg.inventory.models import Host, Switch
 from fabriccfg.mock.scenarios import Scenario, ScenarioError, parse
 
@@ -354,7 +354,7 @@ class TrafficModel:
             ordered: dict[str, int] = {}
             lane_speed: dict[str, int] = {}
             if isinstance(dev, Switch):
-                info = platforms.info(dev.platform)
+                info = catalog.info(dev.platform)
                 for i, (pname, share) in enumerate(info.port_names(dev).items(), start=1):
                     ordered[pname] = i
                     lane_speed[pname] = share

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabriccfg import platforms
+from fabriccfg import registry
 from fabriccfg.inventory.findings import has_errors
 from fabriccfg.inventory.load import InventoryError, load, load_fabric
 from fabriccfg.inventory.models import Fabric
@@ -164,7 +164,7 @@ def changed_lines(diff_text: str) -> tuple[list[str], list[str], str]:
 
 
 def _transaction_kind(platform: str) -> str:
-    tx = getattr(platforms.module(platform), "TRANSACTION", None)
+    tx = registry.transaction(platform)
     return str(getattr(tx, "kind", "")) if tx is not None else ""
 
 

@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fabriccfg import platforms
+from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Fabric
-from fabriccfg.push import hooks
 from fabriccfg.push.device import (
     DeviceJob,
     PostPushCheck,
@@ -37,12 +36,10 @@ class PlanError(Exception):
 
 
 def _not_a_target(platform: str) -> tuple[str, str]:
-    """(reason, label): the reason from the platform module's docstring, the label its gist."""
-    mod = platforms.module(platform)
-    doc = (mod.__doc__ or "").strip().splitlines()
-    if not doc:
+    """(reason, label): the reason the platform's facts give (``not_a_target``), the label its gist."""
+    why = catalog.info(platform).not_a_target
+    if not why:
         return f"not a push target: platform {platform} has no push transaction", "no push transaction"
-    why = doc[0].rstrip(".")
     return f"not a push target: {why}", why.split(": ", 1)[-1]  # "NVIDIA ...: externally managed ..."
 
 
@@ -73,7 +70,7 @@ def plan_jobs(fabric: Fabric, endpoints: dict[str, Endpoint], names: Sequence[st
         dev = fabric.devices[name]
         job = DeviceJob(name=name, platform=dev.platform)
         jobs.append(job)
-        if getattr(platforms.module(dev.platform), "TRANSACTION", None) is None:
+        if registry.transaction(dev.platform) is None:
             job.skip_reason, job.skip_label = _not_a_target(dev.platform)
             continue
         try:
@@ -165,7 +162,7 @@ def push(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "", run_
     """
     runner = runner or RunnerOptions()
     diff_fn = _differ(differ)
-    checks = list(hooks.post_push_checks if post_push_checks is None else post_push_checks)
+    checks = list(post_push_checks or ())
     tag = _random.token_hex(3)
 
     def work(run_path: Path, journal: Journal) -> Any:

@@ -13,11 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabriccfg import platforms, secrets
+from fabriccfg import secrets
 from fabriccfg.connect import ConnectError, SessionClosed, SessionHandle, SessionKilled, connect
 from fabriccfg.push.journal import Journal, digest
 from fabriccfg.push.report import DeviceResult, safe_part, write_text
-from fabriccfg.push.transaction import Differ, DiffLike, Transaction, TxContext, TxError, VerifyError
+from fabriccfg.push.transaction import (
+    Differ,
+    DiffLike,
+    Transaction,
+    TxContext,
+    TxError,
+    VerifyError,
+    transaction_class,
+)
 from fabriccfg.targets import Endpoint
 
 
@@ -44,7 +52,7 @@ class DeviceJob:
 
 @dataclass
 class CheckContext:
-    """What a post-push check sees (``fabriccfg.push.hooks.post_push_checks``)."""
+    """What a post-push check sees (``post_push_checks`` of :func:`fabriccfg.push.api.push`)."""
 
     name: str
     platform: str
@@ -135,8 +143,7 @@ class _Timer:
 
 
 def _transaction_class(platform: str) -> type[Transaction] | None:
-    cls: type[Transaction] | None = getattr(platforms.module(platform), "TRANSACTION", None)
-    return cls
+    return transaction_class(platform)
 
 
 def _alive(conn: Any) -> bool:

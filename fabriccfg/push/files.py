@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from fabriccfg import platforms
+from fabriccfg import registry
 from fabriccfg.push.transaction import CliTransaction, DiffLike, TxError, first_error_line, read_file, upload
+from fabriccfg.session import Session
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class FilesTransaction(CliTransaction):
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)
-        spec = getattr(platforms.module(ctx.platform), "RENDER", None)
+        spec = registry.render(ctx.platform)
         self.install_paths: Mapping[str, str] = dict(getattr(spec, "install_paths", {}) or {})
         self.exists: dict[str, bool] = {}
         """File name -> whether it existed when fetched."""
@@ -78,11 +79,11 @@ class FilesTransaction(CliTransaction):
             raise TxError(f"refusing unsafe install path {path!r} (tag {self.ctx.tag!r}) in a shell command")
         return path
 
-    def _root(self, conn: Any) -> None:
+    def _root(self, conn: Session) -> None:
         if not conn.check_enable_mode():
             conn.enable()
 
-    def status(self, conn: Any, command: str, timeout: float | None = None) -> tuple[int, str]:
+    def status(self, conn: Session, command: str, timeout: float | None = None) -> tuple[int, str]:
         """Run ``command`` and return (0 or 1, output); ``&&``/``||`` so no shell needs ``$?`` semantics."""
         out = self.cmd(conn, f"{command} && echo {RC}0 || echo {RC}1", check=False, timeout=timeout)
         m = re.search(rf"{RC}(\d+)", out)
@@ -91,7 +92,7 @@ class FilesTransaction(CliTransaction):
         return int(m.group(1)), out[: m.start()].strip()
 
     # ----------------------------------------------------------------- protocol
-    def fetch(self, conn: Any, names: Sequence[str]) -> dict[str, str]:
+    def fetch(self, conn: Session, names: Sequence[str]) -> dict[str, str]:
         self._root(conn)
         out: dict[str, str] = {}
         for n in names:
@@ -100,7 +101,7 @@ class FilesTransaction(CliTransaction):
             out[n] = text or ""
         return out
 
-    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+    def backup(self, conn: Session, running: Mapping[str, str]) -> None:
         """Copy every existing file to ``FILE.<tag>.bak`` in one command line."""
         self._root(conn)
         for name in running:
@@ -114,7 +115,7 @@ class FilesTransaction(CliTransaction):
                 raise TxError(f"backup copies failed: {last_line(out)}")
         self.backed = {n: self.exists[n] for n in running}
 
-    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+    def apply(self, conn: Session, diff: DiffLike, intended: Mapping[str, str]) -> None:
         self._root(conn)
         changed = [n for n in intended if n in diff.files] or list(intended)
         dirs = sorted({self.path(n).rsplit("/", 1)[0] or "/" for n in changed})
@@ -136,7 +137,7 @@ class FilesTransaction(CliTransaction):
         self.ctx.step("restarting")
         self._activate(conn, changed)
 
-    def precheck(self, conn: Any, name: str, check: Precheck) -> None:
+    def precheck(self, conn: Session, name: str, check: Precheck) -> None:
         """Run ``check`` on the uploaded new version of ``name``; raise :class:`TxError` when it fails."""
         code, out = self.status(conn, check.command.format(path=f"{self.path(name)}.{self.ctx.tag}.new",
                                                            tag=self.ctx.tag))
@@ -145,7 +146,7 @@ class FilesTransaction(CliTransaction):
         if check.fails is not None and re.search(check.fails, out, re.M):
             raise TxError(f"pre-check of {name} failed: {first_error_line(out, check.fails)}")
 
-    def _activate(self, conn: Any, names: Sequence[str]) -> None:
+    def _activate(self, conn: Session, names: Sequence[str]) -> None:
         for service in sorted({self.services[n] for n in names if n in self.services}):
             code, out = self.status(conn, f"systemctl restart {service}", timeout=self.long)
             if code:
@@ -156,7 +157,7 @@ class FilesTransaction(CliTransaction):
                 if code:
                     raise TxError(f"running {self.path(name)} failed (exit {code}): {last_line(out)}")
 
-    def verify(self, conn: Any, intended: Mapping[str, str]) -> list[str]:
+    def verify(self, conn: Session, intended: Mapping[str, str]) -> list[str]:
         problems = super().verify(conn, intended)
         for service in sorted({self.services[n] for n in intended if n in self.services}):
             out = self.cmd(conn, f"systemctl is-active {service}", check=False).strip()
@@ -165,14 +166,14 @@ class FilesTransaction(CliTransaction):
                                 f"({out[:60] or 'no answer'})")
         return problems
 
-    def confirm(self, conn: Any) -> None:
+    def confirm(self, conn: Session) -> None:
         self._root(conn)
         baks = [f"{self.path(n)}.{self.ctx.tag}.bak" for n, had in self.backed.items() if had]
         if baks:
             self.status(conn, f"rm -f {' '.join(baks)}")
         self.backed = {}
 
-    def rollback(self, conn: Any) -> None:
+    def rollback(self, conn: Session) -> None:
         self._root(conn)
         steps = [f"mv {self.path(n)}.{self.ctx.tag}.bak {self.path(n)}" if had else f"rm -f {self.path(n)}"
                  for n, had in self.backed.items()]
@@ -186,13 +187,13 @@ class FilesTransaction(CliTransaction):
         self._cleanup_new(conn)
         self._activate(conn, again)
 
-    def _cleanup_new(self, conn: Any) -> None:
+    def _cleanup_new(self, conn: Session) -> None:
         if self.uploaded:
             news = [f"{self.path(n)}.{self.ctx.tag}.new{ext}" for n in self.uploaded for ext in ("", ".b64")]
             self.status(conn, "rm -f " + " ".join(news))
         self.uploaded = []
 
-    def cleanup(self, conn: Any) -> None:
+    def cleanup(self, conn: Session) -> None:
         self._root(conn)
         self._cleanup_new(conn)
 

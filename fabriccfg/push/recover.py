@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabriccfg import platforms
 from fabriccfg.connect import connect
 from fabriccfg.push.device import Watch, describe, same_config
 from fabriccfg.push.journal import DeviceTrail, Journal, JournalError, read_run
 from fabriccfg.push.report import DeviceResult, RunReport, report_from_journal, safe_part
-from fabriccfg.push.transaction import Differ, Transaction, TxContext
+from fabriccfg.push.transaction import Differ, Transaction, TxContext, transaction_class
 from fabriccfg.targets import Endpoint
 
 VERIFIED = ("verified", "confirming", "committed")
@@ -128,7 +127,7 @@ def recover_device(run_dir: Path, dev: DeviceTrail, endpoint: Endpoint | None, *
     try:
         backup = _read(run_dir, result.backup)
         intent = _read(run_dir, [str(p) for p in started.get("intent", [])])
-        tx_cls: type[Transaction] | None = getattr(platforms.module(platform), "TRANSACTION", None)
+        tx_cls = transaction_class(platform)
         if tx_cls is None:
             raise RecoverError(f"platform {platform} has no push transaction")
         if endpoint is None:

@@ -22,6 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from fabriccfg import registry
+from fabriccfg.session import Session
+
 
 class DiffLike(Protocol):
     """What the push needs from ``fabriccfg.render.diff.DeviceDiff``."""
@@ -81,31 +84,31 @@ class Transaction(Protocol):
 
     def __init__(self, ctx: TxContext) -> None: ...
 
-    def fetch(self, conn: Any, names: Sequence[str]) -> dict[str, str]:
+    def fetch(self, conn: Session, names: Sequence[str]) -> dict[str, str]:
         """The running config as ``{file name: text}``, with the file names the renderer produces."""
         ...
 
-    def backup(self, conn: Any, running: Mapping[str, str]) -> None:
+    def backup(self, conn: Session, running: Mapping[str, str]) -> None:
         """Make the on-device restore point (session, checkpoint, saved file, file copies)."""
         ...
 
-    def apply(self, conn: Any, diff: DiffLike, intended: Mapping[str, str]) -> None:
+    def apply(self, conn: Session, diff: DiffLike, intended: Mapping[str, str]) -> None:
         """Apply ``diff`` (merge semantics), committing with a confirm timer where the platform has one."""
         ...
 
-    def verify(self, conn: Any, intended: Mapping[str, str]) -> list[str]:
+    def verify(self, conn: Session, intended: Mapping[str, str]) -> list[str]:
         """Problems found after apply (re-fetch and diff; services up). Empty means good."""
         ...
 
-    def confirm(self, conn: Any) -> None:
+    def confirm(self, conn: Session) -> None:
         """Make the change permanent (confirm the commit, save, drop the restore point)."""
         ...
 
-    def rollback(self, conn: Any) -> None:
+    def rollback(self, conn: Session) -> None:
         """Bring back the config from before :meth:`backup`; must also work on a fresh session."""
         ...
 
-    def cleanup(self, conn: Any) -> None:
+    def cleanup(self, conn: Session) -> None:
         """Remove whatever this transaction left on the device (best effort, must not raise)."""
         ...
 
@@ -117,6 +120,12 @@ class Transaction(Protocol):
         """Take back :meth:`restore_point`'s fields in a new process (``push --recover``), so that
         :meth:`rollback`, :meth:`confirm` and :meth:`cleanup` work on the device a dead run left."""
         ...
+
+
+def transaction_class(platform: str) -> type[Transaction] | None:
+    """The platform's ``TRANSACTION`` class from the registry; None when it is never a push target."""
+    cls = registry.transaction(platform)
+    return cls if isinstance(cls, type) else None
 
 
 def first_error_line(output: str, pattern: str) -> str:
@@ -144,7 +153,7 @@ class CliTransaction:
         self.ctx = ctx
 
     # ----------------------------------------------------------------- primitives
-    def cmd(self, conn: Any, command: str, *, expect: str | None = None, timeout: float | None = None,
+    def cmd(self, conn: Session, command: str, *, expect: str | None = None, timeout: float | None = None,
             check: bool = True, ok: str | None = None) -> str:
         """Send one command and return its output; raise :class:`TxError` on an error answer.
 
@@ -166,7 +175,7 @@ class CliTransaction:
             raise TxError(f"{command!r} failed: {last}")
         return out
 
-    def config_lines(self, conn: Any, lines: Sequence[str]) -> None:
+    def config_lines(self, conn: Session, lines: Sequence[str]) -> None:
         """Send config lines in the mode the caller entered; stop at the first line the device rejects."""
         from netmiko.exceptions import ConfigInvalidException
 
@@ -195,11 +204,11 @@ class CliTransaction:
         return {name: text if text.endswith("\n") else text + "\n"}
 
     # ----------------------------------------------------------------- defaults
-    def fetch(self, conn: Any, names: Sequence[str]) -> dict[str, str]:
+    def fetch(self, conn: Session, names: Sequence[str]) -> dict[str, str]:
         """The output of :attr:`running_command` as the platform's one rendered file."""
         return self.single(names, self.cmd(conn, self.running_command))
 
-    def verify(self, conn: Any, intended: Mapping[str, str]) -> list[str]:
+    def verify(self, conn: Session, intended: Mapping[str, str]) -> list[str]:
         running = self.fetch(conn, list(intended))
         diff = self.ctx.differ(self.ctx.platform, dict(intended), running)
         if diff.changed:
@@ -209,7 +218,7 @@ class CliTransaction:
                     f"first: {lines[0] if lines else diff.text.strip()[:120]}"]
         return []
 
-    def cleanup(self, conn: Any) -> None:
+    def cleanup(self, conn: Session) -> None:
         return None
 
     def restore_point(self) -> dict[str, Any]:
@@ -232,7 +241,7 @@ _SAY_WROTE = "printf 'FC%s\\n' WROTE"
 so an echoed (or terminal-wrapped) command cannot fake success."""
 
 
-def _write(tx: CliTransaction, conn: Any, command: str, target: str) -> None:
+def _write(tx: CliTransaction, conn: Session, command: str, target: str) -> None:
     """Run one shell write; raise :class:`TxError` with the shell's own words (``Permission denied``,
     ``No space left on device``) when it did not report success."""
     out = tx.cmd(conn, f"{command} && {_SAY_WROTE}", check=False)
@@ -241,7 +250,7 @@ def _write(tx: CliTransaction, conn: Any, command: str, target: str) -> None:
         raise TxError(f"writing {target} failed: {lines[-1][:160] if lines else 'no answer from the shell'}")
 
 
-def upload(tx: CliTransaction, conn: Any, path: str, content: str) -> None:
+def upload(tx: CliTransaction, conn: Session, path: str, content: str) -> None:
     """Write ``content`` to ``path`` on a Linux shell, in base64 chunks, and check its sha256.
 
     Large files go through ``PATH.b64``, removed here on success and failure alike (and by the
@@ -273,7 +282,7 @@ def upload(tx: CliTransaction, conn: Any, path: str, content: str) -> None:
 MISSING = "__FABRICCFG_MISSING__"
 
 
-def read_file(tx: CliTransaction, conn: Any, path: str) -> str | None:
+def read_file(tx: CliTransaction, conn: Session, path: str) -> str | None:
     """The exact content of ``path`` on a Linux shell (base64 round trip), None when it does not exist."""
     path = shlex.quote(path)
     out = tx.cmd(conn, f"test -f {path} && cat {path} | base64 || echo {MISSING}", check=False)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from fabriccfg import platforms
+from fabriccfg import catalog
 from fabriccfg.render.spec import CliDiffSpec
 from fabriccfg.text import split_lines
 
@@ -57,7 +57,7 @@ class DeviceDiff:
 
 
 def config_style(platform: str) -> Style:
-    return platforms.info(platform).config_style
+    return catalog.info(platform).config_style
 
 
 def _cli_spec(platform: str) -> CliDiffSpec:

@@ -1,9 +1,9 @@
 """Render device configs from a validated fabric: one Jinja2 environment, one spec per platform.
 
-The platform module's ``RENDER`` spec (:class:`~fabriccfg.render.spec.RenderSpec`) names the files
+The platform's ``RENDER`` spec (:class:`~fabriccfg.render.spec.RenderSpec`) names the files
 and computes the context; the engine only picks templates (a user ``--templates`` folder first,
-then the shipped ``templates/``), renders with StrictUndefined and returns the texts. Output is
-deterministic: same fabric, byte-identical files.
+then the ``templates/`` each platform package ships), renders with StrictUndefined and returns the
+texts. Output is deterministic: same fabric, byte-identical files.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-import fabriccfg
-from fabriccfg import platforms
+from fabriccfg import catalog, registry
 from fabriccfg.render.filters import FILTERS
 from fabriccfg.render.spec import RenderSpec
 from fabriccfg.text import LINE_BREAKS, count_lines, first_unsafe
@@ -27,7 +26,6 @@ from fabriccfg.text import LINE_BREAKS, count_lines, first_unsafe
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Device, Fabric
 
-SHIPPED_TEMPLATES = Path(fabriccfg.__file__).parent / "data" / "templates"
 
 
 class RenderError(Exception):
@@ -59,13 +57,15 @@ def _label(name: str) -> str:
     return name if first_unsafe(name) is None else repr(name)
 
 
-def _template_line(tb: TracebackType | None) -> str:
-    """``eos/config.txt.j2:1``: the innermost template frame of a render traceback (Jinja rewrites them)."""
+def _template_line(tb: TracebackType | None, template: str) -> str:
+    """``eos/config.txt.j2:1``: the innermost template frame of a render traceback (Jinja rewrites them),
+    named as the spec names ``template`` (a package's folder is ``templates/``, not ``eos/``)."""
     where = ""
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
         if name.endswith(".j2"):
-            where = f"{Path(name).parent.name}/{Path(name).name}:{tb.tb_lineno}"
+            shown = template if Path(name).name == Path(template).name else Path(name).name
+            where = f"{shown}:{tb.tb_lineno}"
         tb = tb.tb_next
     return where
 
@@ -95,12 +95,11 @@ class RenderedDevice:
 @lru_cache(maxsize=8)
 def environment(templates_dir: str | None = None) -> jinja2.Environment:
     """The Jinja2 environment: user templates first, shipped ones second; cached per folder."""
-    search = [str(SHIPPED_TEMPLATES)]
-    if templates_dir:
-        search.insert(0, str(templates_dir))
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(templates_dir))] if templates_dir else []
+    loaders.append(jinja2.PrefixLoader(dict(shipped_templates())))
     # configs, not HTML: autoescaping would corrupt them (values are validated SafeText instead)
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(search),
+        loader=jinja2.ChoiceLoader(loaders),
         finalize=one_line,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -116,10 +115,24 @@ def environment(templates_dir: str | None = None) -> jinja2.Environment:
 def render_spec(platform: str) -> RenderSpec | None:
     """The platform's render spec, or None when it renders nothing (MQM8790, unknown platform)."""
     try:
-        spec = getattr(platforms.module(platform), "RENDER", None)
-    except (KeyError, ImportError):
+        spec = registry.render(platform)
+    except KeyError:
         return None
     return spec if isinstance(spec, RenderSpec) else None
+
+
+@lru_cache(maxsize=1)
+def shipped_templates() -> tuple[tuple[str, jinja2.FileSystemLoader], ...]:
+    """Template folder name (``eos`` of ``eos/config.txt.j2``) -> the shipping package's ``templates/``,
+    for every registered platform; the first platform to ship a folder owns it."""
+    folders: dict[str, jinja2.FileSystemLoader] = {}
+    for name in catalog.names():
+        spec = render_spec(name)
+        if spec is None or spec.templates is None:
+            continue
+        for template in spec.files.values():
+            folders.setdefault(template.split("/", 1)[0], jinja2.FileSystemLoader(str(spec.templates)))
+    return tuple(folders.items())
 
 
 def _render(env: jinja2.Environment, fabric: Fabric, device: Device,
@@ -133,7 +146,7 @@ def _render(env: jinja2.Environment, fabric: Fabric, device: Device,
         try:
             text = env.get_template(spec.files[name]).render(ctx)
         except UnsafeValueError as exc:
-            where = _template_line(exc.__traceback__) or spec.files[name]
+            where = _template_line(exc.__traceback__, spec.files[name]) or spec.files[name]
             raise RenderError(f"{_label(device.name)}: {where}: {exc}") from None
         except jinja2.TemplateError as exc:
             where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""

@@ -1,4 +1,4 @@
-"""What a platform renders: the ``RENDER`` attribute of each ``fabriccfg.platforms`` module.
+"""What a platform renders: ``RENDER`` in a platform package's ``render`` module (:mod:`fabriccfg.registry`).
 
 The spec is data plus one context function, so adding a platform never touches the engine:
 ``files`` names the outputs and their templates, ``context`` computes every derived value once in
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ class RenderSpec:
     """One platform's render package."""
 
     files: Mapping[str, str]
-    """Output file name -> template path relative to the templates folder, e.g. ``eos/config.txt.j2``."""
+    """Output file name -> template path ``<folder>/<template>``, e.g. ``eos/config.txt.j2``: a user's
+    ``--templates DIR`` overrides it with ``DIR/eos/config.txt.j2``."""
     context: Callable[[Fabric, Device], Context]
     """(fabric, device) -> the template context, with every derived value already computed."""
     applies: Callable[[Fabric, Device], bool] | None = None
@@ -50,3 +52,6 @@ class RenderSpec:
     """For ``files``-style platforms: where each file goes on the device (used by push)."""
     cli: CliDiffSpec | None = None
     """For ``cli``-style platforms: how the shared diff reads the running config."""
+    templates: Path | None = None
+    """The shipped folder behind the ``<folder>/`` of ``files`` (the package's ``templates/``, package
+    data); None when the platform reuses another platform's templates (that platform's folder serves)."""

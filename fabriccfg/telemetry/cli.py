@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabriccfg import secrets
+from fabriccfg.session import Session
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry.model import Sample
 from fabriccfg.telemetry.spec import CliCommand, CliContext
@@ -48,7 +49,8 @@ class CliResult:
     by_command: dict[str, list[Sample]] = field(default_factory=dict)
 
 
-Connect = Callable[..., Any]
+Connect = Callable[..., Session]
+"""How to open a :class:`~fabriccfg.session.Session` (default :func:`fabriccfg.connect.connect`)."""
 
 
 def _command(conn: Any, line: str, timeout: float) -> str:

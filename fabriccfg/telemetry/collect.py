@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabriccfg import platforms
+from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry import tables
@@ -43,7 +43,7 @@ IB_ERROR_COUNTERS: tuple[str, ...] = (
 
 
 def telemetry_spec(platform: str) -> TelemetrySpec | None:
-    spec = getattr(platforms.module(platform), "TELEMETRY", None)
+    spec = registry.telemetry(platform)
     return spec if isinstance(spec, TelemetrySpec) else None
 
 
@@ -57,7 +57,7 @@ def ib_context(fabric: Fabric) -> IbContext:
         if isinstance(dev, Switch):
             if dev.guid:
                 guids[_g(dev.guid)] = dev.name
-            info = platforms.info(dev.platform)
+            info = catalog.info(dev.platform)
             if info.fabric_port_number is not None:
                 numbers: dict[int, str] = {}
                 for pname in info.port_names(dev):
@@ -82,7 +82,7 @@ def ib_context(fabric: Fabric) -> IbContext:
             return name
         dev = fabric.devices.get(device)
         if isinstance(dev, Switch):
-            info = platforms.info(dev.platform)
+            info = catalog.info(dev.platform)
             if info.port_name is not None:
                 return info.port_name(number)
         return str(number)
@@ -135,7 +135,7 @@ def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 
     # SM hosts by intended priority, so fabric-wide tools run on the preferred one
     sm_prio = {sm.device: sm.priority for sm in (fabric.ib.subnet_managers if fabric.ib else [])}
     def rank(d: Any) -> tuple[bool, int, str]:
-        return platforms.info(d.platform).kind != "sm-host", -sm_prio.get(d.name, -1), d.name
+        return catalog.info(d.platform).kind != "sm-host", -sm_prio.get(d.name, -1), d.name
 
     order = sorted(fabric.devices.values(), key=rank)
     for dev in order:
@@ -200,7 +200,7 @@ def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 
 def _port_order(dev: object, ports: list[str]) -> list[str]:
     """Cabled ports in front-panel order (falls back to name order)."""
     if isinstance(dev, Switch):
-        order = {name: i for i, name in enumerate(platforms.info(dev.platform).port_names(dev))}
+        order = {name: i for i, name in enumerate(catalog.info(dev.platform).port_names(dev))}
         return sorted(ports, key=lambda p: (order.get(p, len(order)), p))
     return sorted(ports)
 

@@ -251,10 +251,3 @@ METRICS: dict[str, tuple[str, str, str]] = {
                               "lid, priority, activity"),
     "service_state": ("state", "", "systemd unit state (active, inactive, failed); label service"),
 }
-
-
-def compute_rates(prev: Snapshot | None, cur: Snapshot) -> dict[SampleKey, Rate]:
-    """Rates of every counter in ``cur`` against ``prev`` (see :mod:`fabriccfg.telemetry.counters`)."""
-    from fabriccfg.telemetry.counters import compute_rates as _compute
-
-    return _compute(prev, cur)

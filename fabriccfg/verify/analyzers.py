@@ -6,11 +6,11 @@ the id, severity and hint, so users can disable or re-word them like any other c
 
 from __future__ import annotations
 
-from fabriccfg import platforms
+from fabriccfg import catalog
 from fabriccfg.inventory.models import Host, ManagementHost, Switch
 from fabriccfg.render.derive import facts
 from fabriccfg.telemetry.model import Sample
-from fabriccfg.verify.engine import Check, CheckResult, Context, Finding, analyzer
+from fabriccfg.verify.model import Check, CheckResult, Context, Finding, analyzer
 
 AN_DESCRIPTION = "aggregation node"
 """The SHARP Aggregation Node's node description (lower case): the switch's internal CA port (41, or 81
@@ -30,7 +30,7 @@ def _ib_end_names(ctx: Context) -> tuple[dict[str, tuple[str, str | None]], dict
         if isinstance(dev, Switch):
             if dev.guid:
                 by_guid[dev.guid] = (dev.name, None)
-            info = platforms.info(dev.platform)
+            info = catalog.info(dev.platform)
             for link in ctx.fabric.device_links(dev.name):
                 for d, p in link.ends:
                     if d == dev.name:

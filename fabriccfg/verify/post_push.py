@@ -1,8 +1,8 @@
 """`fabriccfg push --verify`: run the device's health checks after the change and before confirm.
 
-Plugged into :data:`fabriccfg.push.hooks.post_push_checks`. For each pushed device, two telemetry
-snapshots of that device alone are taken ``interval`` seconds apart and the checks run on them; any
-CRITICAL finding on the device is a problem, which makes the push roll the device back (like a failed
+Handed to one push as ``post_push_checks`` (:func:`fabriccfg.push.api.push`). For each pushed device, two
+telemetry snapshots of that device alone are taken ``interval`` seconds apart and the checks run on them;
+any CRITICAL finding on the device is a problem, which makes the push roll the device back (like a failed
 transaction verification). Warnings and UNKNOWN (telemetry that could not be read) are logged into the
 problem text only when ``strict``: a push is not undone because a counter could not be polled.
 """
@@ -44,25 +44,13 @@ def make_check(fabric: Fabric, checks: Sequence[Check] | None = None, *, samples
     return post_push_verify
 
 
-def enable(fabric: Fabric, **kwargs: Any) -> Callable[[Any], list[str]]:
-    """Append the verify check to the push's hook list (once); returns it."""
-    from fabriccfg.push import hooks
-
-    for existing in list(hooks.post_push_checks):
-        if getattr(existing, "__name__", "") == "fabriccfg_verify":
-            hooks.post_push_checks.remove(existing)
-    check = make_check(fabric, **kwargs)
-    hooks.post_push_checks.append(check)
-    return check
-
-
 def enable_for_inventory(inventory: Any, **kwargs: Any) -> Callable[[Any], list[str]] | None:
-    """``push --verify``: load the inventory and enable the check; None when it does not load (the push
-    itself then reports the inventory's errors)."""
+    """``push --verify``: load the inventory and build the check for this push; None when it does not load
+    (the push itself then reports the inventory's errors)."""
     from fabriccfg.inventory.load import InventoryError, load_fabric
 
     try:
         fabric = load_fabric(inventory)
     except (InventoryError, OSError):
         return None
-    return enable(fabric, **kwargs)
+    return make_check(fabric, **kwargs)

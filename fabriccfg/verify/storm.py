@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fabriccfg.verify.engine import Check, Context, Finding, analyzer
+from fabriccfg.verify.model import Check, Context, Finding, analyzer
 
 PAUSE_BITS_PER_FRAME = 65535 * 512
 """Bit times one PFC frame with the maximal pause quanta stops the link for."""

@@ -76,7 +76,7 @@ def test_shell_quote_filter() -> None:
 
 def test_connectx_scripts_quote_nic_names_in_commands() -> None:
     """Every command-position NIC value in the RoCE scripts goes through shell_quote."""
-    root = Path(__file__).resolve().parents[2] / "templates" / "connectx-host"
+    root = Path(__file__).resolve().parents[2] / "fabriccfg" / "platforms" / "connectx_host" / "templates"
     for name in ("roce-setup.sh.j2", "roce-readback.sh.j2"):
         for line in (root / name).read_text(encoding="utf-8").splitlines():
             if line.lstrip().startswith("#"):
@@ -88,16 +88,16 @@ def test_connectx_scripts_quote_nic_names_in_commands() -> None:
 
 
 def test_files_transaction_refuses_unsafe_install_paths() -> None:
-    from fabriccfg import platforms
+    from fabriccfg import registry
     from fabriccfg.push.transaction import TxContext, TxError
 
     ctx = TxContext(name="sm1", platform="opensm-host", tag="fc-abc123-0", differ=lambda *a: None)
-    tx = platforms.module("opensm-host").TRANSACTION(ctx)
+    tx = registry.transaction("opensm-host")(ctx)
     assert tx.path("opensm.conf") == "/etc/opensm/opensm.conf"
     tx.install_paths = {"opensm.conf": "/etc/opensm/x; reboot"}
     with pytest.raises(TxError, match="unsafe install path"):
         tx.path("opensm.conf")
-    bad = platforms.module("opensm-host").TRANSACTION(
+    bad = registry.transaction("opensm-host")(
         TxContext(name="sm1", platform="opensm-host", tag="x$(id)", differ=lambda *a: None))
     with pytest.raises(TxError, match="unsafe install path"):
         bad.path("opensm.conf")

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from fabriccfg import platforms
+from fabriccfg import registry
 from fabriccfg.cli import app
 from fabriccfg.inventory.gen import dump_yaml, generate
 from fabriccfg.inventory.load import load_fabric
@@ -30,7 +30,7 @@ from fabriccfg.mock import ibsim
 from fabriccfg.mock.fabric import MockFabric
 from fabriccfg.mock.ibsim_embedded import embedded_sm_files
 from fabriccfg.mock.ibsim_topology import build
-from fabriccfg.mock.profiles.opensm_host import OpenSmSession
+from fabriccfg.platforms.opensm_host.mock import OpenSmSession
 from fabriccfg.render.engine import render_device
 from fabriccfg.targets import load_endpoints
 from fabriccfg.verify import runner
@@ -60,7 +60,7 @@ def _gen(tmp_path: Path, gpus: int, flavour: str) -> tuple[Path, Fabric]:
 
 def _sm_files(fab: Fabric, name: str) -> dict[str, str]:
     rd = render_device(fab, name)
-    spec = platforms.module(fab.devices[name].platform).RENDER
+    spec = registry.render(fab.devices[name].platform)
     assert spec is not None
     return {spec.install_paths[k]: v for k, v in rd.files.items()}
 
@@ -312,7 +312,7 @@ def test_modelled_mock_matches_real_tool_structure(lab_mock: tuple[Fabric, MockF
 def test_mqm8700_lab_on_the_ibsim_backend_push_starts_the_embedded_sms(tmp_path: Path) -> None:
     """Managed switches: push's MLNX-OS config starts the real OpenSM as each switch's embedded SM;
     the GPU hosts read the fabric for real (no SM host), their perfquery stays modelled."""
-    from fabriccfg.mock.profiles.connectx_host import PROFILE as CX
+    from fabriccfg.platforms.connectx_host.mock import PROFILE as CX
 
     inv = ROOT / "inventories" / "ib-lab-mqm8700.yaml"
     fab = load_fabric(inv)

@@ -10,8 +10,13 @@ from mockssh_helpers import IB_8700, IB_8790, ROCE_LAB
 
 from fabriccfg.inventory.load import load_fabric
 from fabriccfg.mock.confmode import ConfigEditor, ConfNode
-from fabriccfg.mock.profiles import cumulus_nvue, eos, mlnxos_ib, nxos, opensm_host, sonic
 from fabriccfg.mock.ssh import DeviceState
+from fabriccfg.platforms.cumulus_nvue import mock as cumulus_nvue
+from fabriccfg.platforms.eos import mock as eos
+from fabriccfg.platforms.mlnxos_ib import mock as mlnxos_ib
+from fabriccfg.platforms.nxos import mock as nxos
+from fabriccfg.platforms.opensm_host import mock as opensm_host
+from fabriccfg.platforms.sonic import mock as sonic
 from fabriccfg.render.engine import render_fabric
 
 GRAMMARS = {"mlnxos-ib": (mlnxos_ib.GRAMMAR, None), "eos": (eos.GRAMMAR, 3), "nxos": (nxos.GRAMMAR, 2)}

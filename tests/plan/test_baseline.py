@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import fabriccfg
-from fabriccfg import platforms
+from fabriccfg import registry
 from fabriccfg.inventory.load import load_fabric
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.mock.baseline import BaselineError, read_folder
@@ -57,7 +57,7 @@ def test_every_platform_loads_its_rendered_config_and_reports_the_intended_roce_
             assert found == (roce.roce_priority, True), name
             told.add(state.platform)
         if fabric.devices[name].kind == "gpu-host":
-            paths = platforms.module(state.platform).RENDER.install_paths
+            paths = registry.render(state.platform).install_paths
             assert all(state.files[paths[f]] == text for f, text in rendered[name].items())
     assert told == {"eos", "sonic", "cumulus-nvue", "nxos"}
 

@@ -20,11 +20,10 @@ import fabriccfg
 from fabriccfg.inventory.load import load_fabric
 from fabriccfg.plan.report import to_junit, to_markdown
 from fabriccfg.plan.run import DevicePlan, Plan, PlanOptions, run_plan
-from fabriccfg.render.engine import render_device
+from fabriccfg.render.engine import environment, render_device
 
 DATA = Path(fabriccfg.__file__).parent / "data"
 LAB = DATA / "inventories" / "roce-lab.yaml"
-TEMPLATES = DATA / "templates"
 
 
 def _edit(tmp: Path, name: str, old: str, new: str) -> Path:
@@ -36,7 +35,9 @@ def _edit(tmp: Path, name: str, old: str, new: str) -> Path:
 
 
 def _override(tmp: Path, platform: str, file: str, old: str, new: str) -> Path:
-    src = (TEMPLATES / platform / file).read_text(encoding="utf-8")
+    env = environment()  # the shipped template, as the engine finds it (each platform package's templates/)
+    assert env.loader is not None
+    src = env.loader.get_source(env, f"{platform}/{file}")[0]
     assert old in src
     folder = tmp / "templates"
     (folder / platform).mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from fabriccfg import platforms
+from fabriccfg import registry
 from fabriccfg.mock.fabric import MockFabric
 from fabriccfg.mock.ssh import DeviceState
 
@@ -93,7 +93,7 @@ def killed_push(inventory: Path, endpoints: Path, name: str, runs: Path, kill_af
 def reset(mock: MockFabric, name: str, platform: str) -> None:
     """Give the device its factory state again (pending timers of a killed run become no-ops)."""
     dev: DeviceState = mock.device(name)
-    prof = platforms.mock_profile(platform)
+    prof = registry.mock_profile(platform)
     assert prof is not None
 
     def do() -> None:

@@ -148,7 +148,7 @@ CONFIRM = r"configure session \S+ commit"
 def slow_confirm(monkeypatch: pytest.MonkeyPatch) -> None:
     """The mock EOS answers its confirm 0.2 s late, so a kill sent when the device has it lands before the
     push can journal ``committed`` (the device has already committed by then)."""
-    from fabriccfg.mock.profiles.eos import EosSession
+    from fabriccfg.platforms.eos.mock import EosSession
 
     orig = EosSession.execute
 

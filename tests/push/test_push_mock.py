@@ -53,7 +53,7 @@ def assert_restored(lb: Any, report: RunReport, name: str, platform: str) -> Non
 def eos_sessions(lb: Any, name: str) -> list[tuple[str, str]]:
     """``show configuration sessions`` on the switch, parsed: what an operator would see."""
     from fabriccfg.connect import connect
-    from fabriccfg.platforms.eos import sessions
+    from fabriccfg.platforms.eos.transaction import sessions
 
     conn = connect(lb.mock.endpoints[name])
     try:
@@ -169,11 +169,13 @@ def test_opensm_unknown_key_fails_the_precheck_and_restores_the_files(lab: Any, 
     """opensm -F FILE -c OUT prints 'Unrecognized token: "KEY"' and exits 0: still a failed pre-check."""
     from fabriccfg.push import api
     from fabriccfg.push.runner import RunnerOptions
-    from fabriccfg.render.engine import SHIPPED_TEMPLATES
+    from fabriccfg.render.engine import render_spec
 
     user = tmp_path / "templates" / "opensm-host"
     user.mkdir(parents=True)
-    shipped = (Path(SHIPPED_TEMPLATES) / "opensm-host" / "opensm.conf.j2").read_text()
+    spec = render_spec("opensm-host")
+    assert spec is not None and spec.templates is not None
+    shipped = (spec.templates / "opensm.conf.j2").read_text()
     (user / "opensm.conf.j2").write_text(shipped.rstrip("\n") + "\nbogus_tuning_knob 42\n")
     with lab(ib8790) as lb:
         jobs = api.plan_jobs(lb.fabric, lb.mock.endpoints, ["sm1"], tmp_path / "templates")
@@ -231,7 +233,7 @@ def test_failed_verification_brings_the_old_config_back(lab: Any, roce: Any, nam
 def test_unconfirmed_commit_is_reverted_by_the_platform_timer(lab: Any, roce: Any, name: str,
                                                               platform: str) -> None:
     """fabriccfg dies after apply: the platform's own commit-confirm timer brings the old config back."""
-    from fabriccfg import platforms
+    from fabriccfg import registry
     from fabriccfg.connect import connect
     from fabriccfg.push.transaction import TxContext
 
@@ -240,7 +242,7 @@ def test_unconfirmed_commit_is_reverted_by_the_platform_timer(lab: Any, roce: An
         conn = connect(job.endpoint)
         ctx = TxContext(name=name, platform=platform, tag="fc-timer-0", differ=diff_device,
                         confirm_timeout=1.0)
-        tx = platforms.module(platform).TRANSACTION(ctx)
+        tx = registry.transaction(platform)(ctx)
         before = tx.fetch(conn, sorted(job.intended))
         diff = diff_device(platform, job.intended, before)
         tx.backup(conn, before)

@@ -160,7 +160,7 @@ def test_ctrl_c_stops_new_devices_and_lets_in_flight_ones_finish() -> None:
 
 
 def test_nvue_undo_commands_reverse_an_applied_change() -> None:
-    from fabriccfg.platforms.cumulus_nvue import undo_commands
+    from fabriccfg.platforms.cumulus_nvue.transaction import undo_commands
 
     before = "nv set qos pfc a switch-priority 3\nnv set interface swp1 link mtu 1500\n"
     now = ("nv set qos pfc a switch-priority 3\nnv set interface swp1 link mtu 9216\n"
@@ -169,7 +169,7 @@ def test_nvue_undo_commands_reverse_an_applied_change() -> None:
 
 
 def test_eos_session_table_parsing() -> None:
-    from fabriccfg.platforms.eos import sessions
+    from fabriccfg.platforms.eos.transaction import sessions
 
     table = """Maximum number of completed sessions: 1
 Maximum number of pending sessions: 5

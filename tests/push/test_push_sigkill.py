@@ -22,7 +22,7 @@ import pytest
 from killing import killed_push, reset
 
 import fabriccfg
-from fabriccfg import platforms
+from fabriccfg import registry
 from fabriccfg.inventory.load import load_fabric
 from fabriccfg.mock.fabric import MockFabric
 from fabriccfg.mock.ssh import DeviceState
@@ -57,14 +57,14 @@ def running_text(mock: MockFabric, name: str, platform: str, files: list[str]) -
 
     def read() -> dict[str, str]:
         if platform in ("eos", "nxos", "mlnxos-ib"):
-            prof = platforms.mock_profile(platform)
+            prof = registry.mock_profile(platform)
             assert prof is not None
             return {files[0]: prof.PROFILE.session_class(dev).show_running()}
         if platform == "cumulus-nvue":
             return {files[0]: "".join(line + "\n" for line in dev.running)}
         if platform == "sonic":
             return {files[0]: json.dumps(dev.running, indent=4, sort_keys=True) + "\n"}
-        spec = platforms.module(platform).RENDER
+        spec = registry.render(platform)
         paths = dict(spec.install_paths or {})
         return {f: dev.files.get(paths.get(f, f"/etc/fabriccfg/{f}"), "") for f in files}
 
@@ -185,7 +185,7 @@ def test_the_judge_sees_a_partial_config(mocks: dict[str, MockFabric], tmp_path:
     intended = norm(running_text(mock, name, platform, files))
     first = next(c for c in rep.devices[0].commands if c.strip() and not c.startswith("no "))
     reset(mock, name, platform)
-    prof = platforms.mock_profile(platform)
+    prof = registry.mock_profile(platform)
     assert prof is not None
     mock.call(lambda: ConfigEditor(prof.GRAMMAR, mock.device(name).running).apply(first.strip()))
     partial = norm(running_text(mock, name, platform, files))

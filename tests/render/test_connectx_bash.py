@@ -24,7 +24,7 @@ import pytest
 from render_helpers import fabric_from
 
 from fabriccfg.inventory.models import Fabric
-from fabriccfg.platforms.connectx_host import readback_mismatches
+from fabriccfg.platforms.connectx_host.transaction import readback_mismatches
 from fabriccfg.render.engine import RenderedDevice, render_device
 
 # SOURCE: torvalds/linux drivers/infiniband/hw/mlx5/cong.c, mlx5_ib_dbg_cc_name[] (read 2026-12-01);

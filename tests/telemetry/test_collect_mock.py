@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fabriccfg import platforms
+from fabriccfg import catalog
 from fabriccfg.inventory.models import Fabric, Switch
 from fabriccfg.telemetry.collect import Collector
 from fabriccfg.telemetry.counters import compute_rates
@@ -76,7 +76,7 @@ def test_ib_lab(ib_fabric: Fabric, tmp_path: Path) -> None:
     assert {s.device for s in ans} == {sw.name for sw in ib_fabric.switches}
     # in-band counters of the unmanaged switches, through the SM host
     for sw in ib_fabric.switches:
-        assert isinstance(sw, Switch) and not platforms.info(sw.platform).has_snmp
+        assert isinstance(sw, Switch) and not catalog.info(sw.platform).has_snmp
         assert s2.select("SymbolErrorCounter", sw.name)
     states = {(s.device, s.value) for s in s2.select("sm_state")}
     assert {("sm1", "master"), ("sm2", "standby")} <= states

@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
-from fabriccfg.telemetry.parsers import PARSERS, eos
+from fabriccfg.platforms.eos import parsers as eos
+from fabriccfg.telemetry.parsers import all_parsers
+
+PARSERS = all_parsers()
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = sorted(p for p in FIXTURES.glob("*/*.txt") if p.parent.name in PARSERS)

@@ -22,7 +22,9 @@ import yaml
 from fabriccfg.inventory.load import load_fabric
 from fabriccfg.mock import cli_telemetry as C
 from fabriccfg.mock.traffic import TrafficModel
-from fabriccfg.telemetry.parsers import PARSERS
+from fabriccfg.telemetry.parsers import all_parsers
+
+PARSERS = all_parsers()
 
 FIXTURES = Path(__file__).parent / "fixtures"
 INV = Path(__file__).resolve().parents[2] / "inventories"

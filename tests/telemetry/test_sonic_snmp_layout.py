@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fabriccfg import platforms
+from fabriccfg import registry
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.mock import mibs
 from fabriccfg.mock import snmp as mock_snmp
@@ -70,7 +70,7 @@ def test_our_cisco_oids_are_the_agents() -> None:
 
 
 def test_fact_sonic_polls_only_what_sonic_snmpagent_serves() -> None:
-    spec = platforms.module("sonic").TELEMETRY
+    spec = registry.telemetry("sonic")
     polled = [c.oid for table in spec.snmp for c in table.columns]
     assert polled
     stray = [oids.dotted(o) for o in polled if not any(_under(o, p) for p in IMPLEMENTED_PREFIXES)]
@@ -88,7 +88,7 @@ def test_sonic_mock_serves_the_agents_layout_and_the_poller_reads_it(roce_fabric
             async with SnmpPoller(max_varbinds=64) as p:
                 target = SnmpTarget(device, "127.0.0.1", agent.port, V2C)
                 cols = [oids.parse(row[1]) for row in SONIC_SNMPAGENT] + [oids.IF_NAME]
-                spec = platforms.module("sonic").TELEMETRY
+                spec = registry.telemetry("sonic")
                 res = await p.walk(target, cols + [c.oid for t in spec.snmp for c in t.columns])
                 return res, list(spec.snmp)
         finally:

@@ -10,7 +10,7 @@ neighbours come from :meth:`TrafficModel.neighbour` (so ``cabling-swap`` shows),
 
 from __future__ import annotations
 
-from fabriccfg import platforms
+from fabriccfg import catalog
 from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 from fabriccfg.mock.traffic import IB_ERROR_BITS, TrafficModel
 from fabriccfg.telemetry.model import Sample, Snapshot, labels
@@ -39,7 +39,7 @@ SKIP_PREFIX = ("rx_prio", "tx_prio", "tc_nobuffer_discard")
 def _guid_port(fabric: Fabric, dev: str, port: str) -> tuple[str, str]:
     d = fabric.devices[dev]
     if isinstance(d, Switch):
-        num = platforms.info(d.platform).fabric_port_number
+        num = catalog.info(d.platform).fabric_port_number
         return d.guid or "", str(num(port) if num else port)
     if isinstance(d, Host):
         return next(n.guid or "" for n in d.nics if n.name == port), "1"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from fabriccfg import platforms
+from fabriccfg import catalog
 from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 from fabriccfg.telemetry.model import Sample, Snapshot, labels
 
@@ -39,7 +39,7 @@ class Synth:
         self.states.setdefault((dev, port, metric), []).append((since, value))
 
     def kind(self, dev: str) -> str:
-        return platforms.info(self.fabric.devices[dev].platform).kind
+        return catalog.info(self.fabric.devices[dev].platform).kind
 
     def speed_gbps(self, dev: str, port: str) -> int:
         return self.fabric.fabric.link_speed
@@ -201,7 +201,7 @@ class Synth:
     def _guid(self, dev: str, port: str) -> tuple[str, str]:
         d = self.fabric.devices[dev]
         if isinstance(d, Switch):
-            num = platforms.info(d.platform).fabric_port_number
+            num = catalog.info(d.platform).fabric_port_number
             return d.guid or "", str(num(port) if num else port)
         if isinstance(d, Host):
             return next(n.guid or "" for n in d.nics if n.name == port), "1"

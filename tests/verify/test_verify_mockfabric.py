@@ -112,9 +112,6 @@ def test_demo_storm_step(roce, tmp_path, monkeypatch):
 
 
 def test_push_verify_rolls_back_on_critical(roce, tmp_path, monkeypatch):
-    from fabriccfg.push import hooks
-
-    monkeypatch.setattr(hooks, "post_push_checks", [])
     with MockFabric(roce, scenarios=["lossless-drop:leaf-r0:swp3"], workdir=tmp_path / "mock") as mock:
         r = CliRunner().invoke(
             app,
@@ -135,7 +132,6 @@ def test_push_verify_rolls_back_on_critical(roce, tmp_path, monkeypatch):
                 "json",
             ],
         )
-    assert [c.__name__ for c in hooks.post_push_checks] == ["fabriccfg_verify"]
     doc = json.loads(r.stdout[r.stdout.index("{") :])
     states = {
         d["name"]: (d["state"], d.get("reason", ""))

@@ -32,10 +32,10 @@ def test_critical_on_device_is_a_problem(roce, checks):
     assert check(SimpleNamespace(name="leaf-r0", endpoint=None)) == []
 
 
-def test_enable_registers_once(roce, checks, monkeypatch):
+def test_push_verify_builds_a_check_for_one_run_and_registers_nothing(roce, checks) -> None:
+    """The check is handed to one push (issue 13: no module-level hook list left to leak between runs)."""
     from fabriccfg.push import hooks
 
-    monkeypatch.setattr(hooks, "post_push_checks", [])
-    post_push.enable(roce, checks=checks)
-    post_push.enable(roce, checks=checks)
-    assert [c.__name__ for c in hooks.post_push_checks] == ["fabriccfg_verify"]
+    check = post_push.make_check(roce, checks=checks)
+    assert check.__name__ == "fabriccfg_verify"
+    assert not hasattr(hooks, "post_push_checks")

@@ -64,14 +64,14 @@ def test_watch_help_has_no_samples_flag():
 
 def test_verify_shows_progress_on_a_terminal(tmp_path):
     """stderr on a pseudo-terminal: rich's live status names the sample being taken; piped, silence."""
-    from fabriccfg import platforms
+    from fabriccfg import catalog
     from fabriccfg.inventory.load import load_fabric
     from fabriccfg.targets import Endpoint, write_endpoints
 
     fabric = load_fabric(ROOT / "inventories" / "roce-lab.yaml")
     dead = tmp_path / "dead.json"  # nothing listens: each poll fails fast, the run is UNKNOWN
     write_endpoints(dead, [Endpoint(name=n, platform=d.platform, host="127.0.0.1", ssh_port=9,
-                                    device_type=platforms.info(d.platform).device_type)
+                                    device_type=catalog.info(d.platform).device_type)
                            for n, d in fabric.devices.items()])
     cmd = [str(VENV_BIN / "fabriccfg"), "verify", ROCE, "--endpoints", str(dead), "--interval", "2s",
            "--insecure-host-keys"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from fabriccfg.inventory.findings import Finding, Severity, one_per_profile
 
 if TYPE_CHECKING:
-    from fabriccfg.inventory.load import Source
+    from fabriccfg.inventory.findings import Source
     from fabriccfg.inventory.models import Fabric
 
 PathT = tuple[str | int, ...]

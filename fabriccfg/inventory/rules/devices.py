@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from fabriccfg.catalog import PlatformInfo
+from fabriccfg.catalog import info as platform_info
 from fabriccfg.inventory.rules import Issue, rule
 from fabriccfg.inventory.rules._util import iter_devices
-from fabriccfg.platforms import info as platform_info
-from fabriccfg.platforms.base import PlatformInfo
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Fabric

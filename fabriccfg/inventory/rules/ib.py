@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from fabriccfg.catalog import info as platform_info
 from fabriccfg.inventory.rules import Issue, rule
 from fabriccfg.inventory.rules._util import suggest
-from fabriccfg.platforms import info as platform_info
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Device, Fabric, IbIntent, Partition

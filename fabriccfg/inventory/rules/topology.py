@@ -10,10 +10,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from fabriccfg.catalog import PlatformInfo, parse_breakout
+from fabriccfg.catalog import info as platform_info
 from fabriccfg.inventory.rules import Issue, rule
 from fabriccfg.inventory.rules._util import end_path, end_speed, link_speeds, ports_of, suggest
-from fabriccfg.platforms import info as platform_info
-from fabriccfg.platforms.base import PlatformInfo, parse_breakout
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Device, Fabric, Switch

@@ -1,24 +1,23 @@
-"""Parsers for CLI telemetry, one module per tool; each has ``parse(text)`` (structured, tested against
-fixtures) and ``samples(...)`` (the :class:`~fabriccfg.telemetry.model.Sample` view).
+"""Generic parsers for CLI telemetry (tools that serve several platforms), one module per tool; each has
+``parse(text)`` (structured, tested against fixtures) and ``samples(...)`` (the
+:class:`~fabriccfg.telemetry.model.Sample` view).
 
-Importing the package imports every parser module, so ``parsers.<tool>`` is always there."""
+A platform's own show-command parsers live in its package (``fabriccfg/platforms/<name>/parsers.py``,
+with its ``PARSERS`` table); :func:`all_parsers` joins them through the registry."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from fabriccfg import catalog, registry
 from fabriccfg.telemetry.parsers import (
-    eos,
     ethtool,
     ibnetdiscover,
     ibqueryerrors,
-    nvue,
-    nxos,
     opensm_applied,
     perfquery,
     sminfo,
-    sonic,
     systemctl,
 )
 
@@ -30,16 +29,16 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "opensm_applied": opensm_applied.parse,
     "ethtool": ethtool.parse,
     "systemctl": systemctl.parse,
-    "eos_ecn": eos.parse_ecn,
-    "eos_pfc": eos.parse_pfc,
-    "eos_pfcwd": eos.parse_watchdog,
-    "sonic_pfcwd": sonic.parse_pfcwd,
-    "sonic_queue": sonic.parse_queue_counters,
-    "sonic_wred": sonic.parse_wred,
-    "sonic_pfc": sonic.parse_pfc,
-    "nvue_roce": nvue.parse_roce_counters,
-    "nvue_pfcwd": nvue.parse_watchdog,
-    "nxos_queuing": nxos.parse_queuing,
-    "nxos_pfc_queue": nxos.parse_pfc_queue,
 }
-"""Tool name (the fixture folder) -> structured parser."""
+"""Tool name (the fixture folder) -> structured parser, for the generic tools."""
+
+
+def all_parsers() -> dict[str, Callable[[str], Any]]:
+    """The generic parsers plus every registered platform's ``parsers.PARSERS`` (tool name -> parser)."""
+    out = dict(PARSERS)
+    for name in catalog.names():
+        table = registry.piece(name, "parsers", "PARSERS")
+        if isinstance(table, dict):
+            for tool, fn in table.items():
+                out.setdefault(str(tool), fn)
+    return out

@@ -1,1 +1,0 @@
-"""fabriccfg.mock.profiles."""

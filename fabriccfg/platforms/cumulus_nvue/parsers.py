@@ -1,0 +1,110 @@
+"""Cumulus NVUE: ``nv show interface PORT qos roce counters`` and ``nv show interface PORT qos
+pfc-watchdog`` (one port per command; the RoCE counters are those of the RoCE traffic class)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from fabriccfg.telemetry.model import Sample, labels
+from fabriccfg.telemetry.parsers._table import data_lines, num
+
+_UNITS = {"bytes": 1, "b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
+"""NVUE prints sizes in binary units: 150000 B shows as ``146.48 KB``, 1500000 B as ``1.43 MB``."""
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s+(Bytes|B|KB|MB|GB|TB)$", re.IGNORECASE)
+
+
+def _value(text: str) -> int | None:
+    """``693777677344`` -> int; ``56.52 MB`` -> bytes (as precise as the two printed decimals)."""
+    t = text.strip()
+    if (v := num(t)) is not None:
+        return v
+    m = _SIZE.match(t)
+    return round(float(m.group(1)) * _UNITS[m.group(2).lower()]) if m else None
+
+
+def _columns(rule: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
+
+
+def parse_roce_counters(text: str) -> dict[str, int]:
+    """Flattened ``section.subsection.name`` -> value (indentation gives the nesting).
+
+    The columns (name, operational, applied, description) are cut at the header rule's dash runs, so a
+    description never passes for a value; sizes are converted to bytes."""
+    out: dict[str, int] = {}
+    path: list[tuple[int, str]] = []
+    cols: list[tuple[int, int]] = []
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if set(s) <= set("- "):
+            cols = _columns(line)
+            continue
+        if not cols:
+            continue  # the header line above the rule
+        name_end = cols[1][0] if len(cols) > 1 else len(line)
+        name = line[:name_end].rstrip()
+        op = line[name_end:cols[2][0] if len(cols) > 2 else len(line)].strip() if len(cols) > 1 else ""
+        indent = len(name) - len(name.lstrip())
+        while path and path[-1][0] >= indent:
+            path.pop()
+        if op and (v := _value(op)) is not None:
+            out[".".join([p for _, p in path] + [name.strip()])] = v
+        elif not op:
+            path.append((indent, name.strip()))
+    return out
+
+
+def parse_watchdog(text: str) -> dict[str, dict[str, int | str]]:
+    """traffic class -> {status, deadlock_count}."""
+    out: dict[str, dict[str, int | str]] = {}
+    for row in data_lines(text):
+        if len(row) >= 3 and row[0].isdigit() and (v := num(row[2])) is not None:
+            out[row[0]] = {"status": row[1].lower(), "deadlock_count": v}
+    return out
+
+
+ROCE_MAP: dict[str, tuple[str, str]] = {
+    "rx-stats.rx-pfc-stats.pause-packets": ("pfc_rx_pause", "prio"),
+    "rx-stats.rx-pfc-stats.pause-duration": ("pfc_rx_pause_duration", "prio"),
+    "tx-stats.tx-pfc-stats.pause-packets": ("pfc_tx_pause", "prio"),
+    "tx-stats.tx-pfc-stats.pause-duration": ("pfc_tx_pause_duration", "prio"),
+    "tx-stats.tx-ecn-stats.ecn-marked-packets": ("ecn_marked", "tc"),
+    # "Tx buffer discards for RoCE traffic": NVIDIA's RoCE page (Cumulus Linux 5.16, 'Verify RoCE
+    # Configuration', nv show interface <id> qos roce counters)
+    "tx-stats.tx-roce-stats.unicast-no-buffer-discard": ("tc_no_buffer_discard", "tc"),
+}
+"""ECN marks, lossless-class drops and (``with_pfc=True``) PFC: Cumulus' snmpd serves no PFC or queue MIB
+(its Supported MIBs page), so on Cumulus this command is the source of all of them."""
+
+
+def roce_samples(device: str, port: str | None, text: str, roce_tc: int, *,
+                 with_pfc: bool = False) -> list[Sample]:
+    out = []
+    for key, value in parse_roce_counters(text).items():
+        mapped = ROCE_MAP.get(key)
+        if mapped is None or (mapped[1] == "prio" and not with_pfc):
+            continue
+        metric, label = mapped
+        out.append(Sample(device, port, metric, labels(**{label: roce_tc}), value, "counter64"))
+    return out
+
+
+def watchdog_samples(device: str, port: str | None, text: str) -> list[Sample]:
+    out = []
+    for tc, d in parse_watchdog(text).items():
+        lbl = labels(prio=tc)
+        out.append(Sample(device, port, "pfcwd_storm_detected", lbl, int(d["deadlock_count"]), "counter64"))
+        status = "stormed" if d["status"] in ("deadlock", "stormed") else str(d["status"])
+        out.append(Sample(device, port, "pfcwd_status", lbl, status, "state"))
+    return out
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "nvue_roce": parse_roce_counters,
+    "nvue_pfcwd": parse_watchdog,
+}
+"""Tool name (the fixture folder under tests/telemetry/fixtures) -> structured parser."""

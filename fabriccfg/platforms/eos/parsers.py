@@ -1,0 +1,126 @@
+"""Arista EOS show commands in their ``| json`` form, one command per device for all interfaces:
+
+- ``show qos interfaces ecn counters queue | json``:
+  ``{"intfQueueCounters": {IF: {"queueCounters": {TXQ: "N" | "-"}}}}``; the counts are strings and
+  ``-`` means ECN counting is not configured on that tx-queue (``random-detect ecn count``).
+- ``show priority-flow-control counters | json``:
+  ``{"interfaceCounters": {IF: {"rxFrames": N, "txFrames": N}}}``: PFC frames per port, all priorities.
+- ``show priority-flow-control counters watchdog | json``:
+  ``{"interfaces": {IF: {"txQueues": {TXQ: {"stuckCount": N, "recoveryCount": N}}}}}``; EOS lists an
+  interface (and a queue) only once the watchdog has fired on it.
+
+The first two are pinned by Arista's own test vectors (ANTA, ``tests/units/anta_tests/test_interfaces.py``);
+the watchdog keys only by public code that reads them (see ``tests/telemetry/fixtures/eos_*/SOURCE``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fabriccfg.telemetry.model import Sample, labels
+
+
+def _document(text: str, top: str) -> dict[str, Any]:
+    """The ``top`` member of an EOS JSON reply; {} for an EOS error line (``% ...``): the collector
+    reports that line. Anything else that is not EOS JSON is a one-line ValueError."""
+    body = text.strip()
+    if not body or body.startswith("%"):
+        return {}
+    try:
+        doc = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not EOS JSON (line {exc.lineno} col {exc.colno}: {exc.msg})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get(top, {}), dict):
+        raise ValueError(f"EOS JSON without a {top!r} object")
+    value: dict[str, Any] = doc.get(top, {})
+    return value
+
+
+def _count(v: object) -> int | None:
+    """A counter as EOS prints it in JSON: an integer, or a decimal string ('-' = not counted)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v)
+    return None
+
+
+def parse_ecn(text: str) -> dict[str, dict[str, int]]:
+    """port -> {tx-queue: ECN-marked packets}; queues showing ``-`` (not counted) are left out."""
+    out: dict[str, dict[str, int]] = {}
+    for port, d in _document(text, "intfQueueCounters").items():
+        queues = d.get("queueCounters", {}) if isinstance(d, dict) else {}
+        if not isinstance(queues, dict):
+            continue
+        counted = {str(q): n for q, v in queues.items() if (n := _count(v)) is not None}
+        if counted:
+            out[str(port)] = counted
+    return out
+
+
+def parse_pfc(text: str) -> dict[str, dict[str, int]]:
+    """port -> {"rx": PFC frames received, "tx": PFC frames sent} (all priorities)."""
+    out: dict[str, dict[str, int]] = {}
+    for port, d in _document(text, "interfaceCounters").items():
+        if not isinstance(d, dict):
+            continue
+        rx, tx = _count(d.get("rxFrames")), _count(d.get("txFrames"))
+        if rx is not None and tx is not None:
+            out[str(port)] = {"rx": rx, "tx": tx}
+    return out
+
+
+def parse_watchdog(text: str) -> dict[str, dict[str, dict[str, int]]]:
+    """port -> {tx-queue: {"stuck", "recovered"}} for the ports/queues the watchdog has fired on."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for port, d in _document(text, "interfaces").items():
+        queues = d.get("txQueues", {}) if isinstance(d, dict) else {}
+        if not isinstance(queues, dict):
+            continue
+        for q, qd in queues.items():
+            if not isinstance(qd, dict):
+                continue
+            stuck, rec = _count(qd.get("stuckCount", 0)), _count(qd.get("recoveryCount", 0))
+            if stuck is not None and rec is not None:
+                out.setdefault(str(port), {})[str(q)] = {"stuck": stuck, "recovered": rec}
+    return out
+
+
+def ecn_samples(device: str, text: str) -> list[Sample]:
+    return [Sample(device, port, "ecn_marked", labels(tc=tc), v, "counter64")
+            for port, tcs in parse_ecn(text).items() for tc, v in tcs.items()]
+
+
+def pfc_samples(device: str, text: str) -> list[Sample]:
+    """Port totals, no ``prio`` label: a check scoped to the lossless priority reads them as that
+    priority's (the RoCE design has one no-drop priority; the engine matches unlabelled samples)."""
+    out = []
+    for port, d in parse_pfc(text).items():
+        out.append(Sample(device, port, "pfc_rx_pause", (), d["rx"], "counter64"))
+        out.append(Sample(device, port, "pfc_tx_pause", (), d["tx"], "counter64"))
+    return out
+
+
+def watchdog_samples(device: str, text: str) -> list[Sample]:
+    """Tx-queue = priority on EOS (the RoCE templates map priority N to tx-queue N)."""
+    out = []
+    for port, prios in parse_watchdog(text).items():
+        for prio, d in prios.items():
+            lbl = labels(prio=prio)
+            out.append(Sample(device, port, "pfcwd_storm_detected", lbl, d["stuck"], "counter64"))
+            out.append(Sample(device, port, "pfcwd_storm_restored", lbl, d["recovered"], "counter64"))
+            state = "stormed" if d["stuck"] > d["recovered"] else "operational"
+            out.append(Sample(device, port, "pfcwd_status", lbl, state, "state"))
+    return out
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "eos_ecn": parse_ecn,
+    "eos_pfc": parse_pfc,
+    "eos_pfcwd": parse_watchdog,
+}
+"""Tool name (the fixture folder under tests/telemetry/fixtures) -> structured parser."""
