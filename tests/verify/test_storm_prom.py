@@ -14,7 +14,7 @@ import pytest
 
 from fabriccfg.telemetry.model import Rate, Sample, Snapshot, labels
 from fabriccfg.verify import storm_prom
-from fabriccfg.verify.engine import Context, Point, _index
+from fabriccfg.verify.model import Context, Point, _index
 from fabriccfg.verify.runner import shard_of
 from fabriccfg.verify.storm import pfc_storm_origin
 
