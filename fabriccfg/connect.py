@@ -16,6 +16,7 @@ import io
 import logging
 import os
 import re
+import select
 import threading
 import time
 from pathlib import Path
@@ -138,6 +139,19 @@ def _fast_class(device_type: str, prompt: str | None = None) -> Any:
         class Guarded(base):  # type: ignore[misc,valid-type]
             _fc_handle: SessionHandle | None = None
 
+            def _build_ssh_client(self) -> Any:
+                # stock parses the whole known_hosts file per connection: O(fabric) CPU per device
+                client = self._get_ssh_client_instance()
+                if self.system_host_keys:
+                    client.load_system_host_keys()
+                if self.alt_host_keys and self.alt_key_file:
+                    name = self.host if int(self.port) == 22 else f"[{self.host}]:{self.port}"
+                    keys = client.get_host_keys()
+                    for keytype, key in known_host_keys(self.alt_key_file, name).items():
+                        keys.add(name, keytype, key)
+                client.set_missing_host_key_policy(self.key_policy)
+                return client
+
             # --- netmiko internals without fixed sleeps (connect, enable, config mode use them) ---
             def _try_session_preparation(self, force_data: bool = True) -> None:
                 try:
@@ -218,16 +232,57 @@ def _fast_class(device_type: str, prompt: str | None = None) -> Any:
         return cls
 
 
-def _wait_readable(conn: Any, timeout: float) -> None:
-    import select
+_HOST_KEYS: dict[str, tuple[tuple[int, int, int], Any, dict[str, dict[str, Any]]]] = {}
+_HOST_KEYS_LOCK = threading.Lock()
 
+
+def known_host_keys(path: str, name: str) -> dict[str, Any]:
+    """``{keytype: PKey}`` for ``name`` (``host`` or ``[host]:port``) from a known_hosts file, parsed once
+    per file version (path, size, mtime, inode) and indexed by host name; hashed entries (``|1|``) are
+    matched the way paramiko does. Missing file: no keys (strict checking then refuses the host)."""
+    import paramiko
+
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return {}
+    version = (st.st_size, st.st_mtime_ns, st.st_ino)
+    with _HOST_KEYS_LOCK:
+        cached = _HOST_KEYS.get(path)
+        if cached is None or cached[0] != version:
+            hk = paramiko.HostKeys()
+            hk.load(path)
+            index: dict[str, dict[str, Any]] = {}
+            for entry in getattr(hk, "_entries", []):
+                for host in entry.hostnames:
+                    if not host.startswith("|1|") and entry.key is not None:
+                        index.setdefault(host, {})[entry.key.get_name()] = entry.key
+            cached = _HOST_KEYS[path] = (version, hk, index)
+    _, hk, index = cached
+    found = index.get(name)
+    if found is not None:
+        return dict(found)
+    hashed = hk.lookup(name)  # hashed names: paramiko's own matching
+    return dict(hashed) if hashed else {}
+
+
+def _wait_readable(conn: Any, timeout: float) -> None:
     chan = getattr(conn, "remote_conn", None)
     if chan is None or timeout <= 0:
         return
     try:
-        select.select([chan], [], [], timeout)
+        wait_fd(chan, timeout)
     except (OSError, ValueError, TypeError):
         time.sleep(min(timeout, 0.01))
+
+
+def wait_fd(chan: Any, timeout: float) -> None:
+    """Wait until ``chan`` (anything with ``fileno()``) is readable or ``timeout`` s pass. ``poll``, not
+    ``select``: with hundreds of sessions open (watch keeps them) descriptors pass 1024, which
+    ``select()`` cannot watch."""
+    poller = select.poll()
+    poller.register(chan.fileno(), select.POLLIN | select.POLLPRI)
+    poller.poll(max(0, int(timeout * 1000 + 0.999)))
 
 
 def _read_until_pattern(conn: Any, pattern: str, read_timeout: float, re_flags: int) -> str:
@@ -267,8 +322,6 @@ def one_line(command: str) -> None:
 
 def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout: float = 60.0) -> str:
     """See ``fc_command``: write ``command``, wait for its echo, then for the prompt (or ``expect``)."""
-    import select
-
     from netmiko.exceptions import ReadTimeout
 
     chan = conn.remote_conn
@@ -294,7 +347,7 @@ def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout:
         left = deadline - time.monotonic()
         if left <= 0:
             raise ReadTimeout(f"no prompt within {timeout:g} s after {command[:60]!r}")
-        select.select([chan], [], [], min(left, 0.5))
+        wait_fd(chan, min(left, 0.5))
     body: str = buf[body_at:] if body_at >= 0 else buf
     if not expect:
         m = _prompt_rx(conn).search(body)

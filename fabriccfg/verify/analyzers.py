@@ -410,7 +410,7 @@ def sharp_health(check: Check, ctx: Context) -> list[Finding] | CheckResult:
     out: list[Finding] = []
     am = ib.sharp.am_host
     services = [s for s in ctx.latest if s.metric == "service_state" and s.label("service") == "sharp_am"]
-    if am is not None:
+    if am is not None and ctx.polls(am):  # with --shard, the AM host's shard reports it
         mine = [s for s in services if s.device == am]
         if not mine and am not in ctx.latest.samples:
             return CheckResult(check.id, "unknown", message=f"no telemetry from the AM host {am}")

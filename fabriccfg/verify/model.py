@@ -15,6 +15,7 @@ from fabriccfg import catalog
 from fabriccfg.inventory.models import Fabric, Host, Switch
 from fabriccfg.telemetry.counters import compute_rates
 from fabriccfg.telemetry.model import COUNTER_KINDS, Rate, Sample, SampleKey, Snapshot
+from fabriccfg.telemetry.shard import in_shard
 from fabriccfg.verify import expr as ex
 
 Severity = Literal["ok", "warning", "critical", "unknown"]
@@ -237,6 +238,10 @@ class Context:
     @property
     def latest(self) -> Snapshot:
         return self.snapshots[-1]
+
+    def polls(self, device: str) -> bool:
+        """Whether this round polls ``device``: ``watch --shard`` puts its shard in ``options``."""
+        return in_shard(device, self.options.get("shard"))
 
     def kind(self, device: str) -> str | None:
         dev = self.fabric.devices.get(device)

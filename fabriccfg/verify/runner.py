@@ -7,7 +7,6 @@ still gets rates, and this run's last snapshot is stored for the next one.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,38 +16,28 @@ from typing import Any
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry.model import Snapshot
+from fabriccfg.telemetry.shard import in_shard, parse_shard, shard_of
 from fabriccfg.verify.engine import Check, Context, Report, evaluate, needed_metrics
 
 Collector = Callable[[Fabric, dict[str, Endpoint]], Snapshot]
+__all__ = ["Collector", "PreviousRun", "default_collector", "gather", "in_shard", "parse_shard", "shard_of",
+           "verify"]
+
 MAX_PREVIOUS_AGE_S = 3600.0
 """A stored snapshot older than this is not used for rates (a rate over hours hides a storm)."""
 
 
-def shard_of(device: str, shards: int) -> int:
-    """Stable shard number of ``device`` (same on every host and Python run: no ``hash()``)."""
-    digest = hashlib.sha256(device.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % shards
-
-
-def in_shard(device: str, shard: tuple[int, int] | None) -> bool:
-    return shard is None or shard_of(device, shard[1]) == shard[0]
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """'1/4' -> (1, 4); shards are numbered 0..n-1. ValueError with a one-line message."""
-    i, sep, n = text.partition("/")
-    try:
-        idx, total = int(i), int(n)
-    except ValueError:
-        raise ValueError(f"--shard {text!r}: write I/N, e.g. 0/4") from None
-    if not sep or total < 1 or not 0 <= idx < total:
-        raise ValueError(f"--shard {text!r}: I must be in 0..N-1")
-    return idx, total
-
-
-def default_collector(**kwargs: Any) -> Collector:
-    """The telemetry package's collector (imported late: it pulls in SNMP and SSH clients)."""
+def default_collector(*, processes: int = 1, **kwargs: Any) -> Collector:
+    """The telemetry package's collector (imported late: it pulls in SNMP and SSH clients).
+    ``processes`` > 1: a :class:`~fabriccfg.telemetry.pool.CollectorPool` of that many processes."""
     from fabriccfg.telemetry import collect as collect_mod
+
+    if processes > 1:
+        from fabriccfg.telemetry.pool import CollectorPool
+
+        shard = kwargs.pop("shard", None)
+        timeout = float(kwargs.pop("timeout", 30.0))
+        return CollectorPool(processes, shard=shard, timeout=timeout, options=kwargs)
 
     def run(fabric: Fabric, targets: dict[str, Endpoint]) -> Snapshot:
         snap: Snapshot = collect_mod.collect(fabric, targets, **kwargs)

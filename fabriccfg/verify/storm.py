@@ -12,6 +12,13 @@ paused itself (a congested or misbehaving switch). The inventory gives the cabli
 Paused = the share of time the port spent paused by received PFC on the lossless priority:
 ``pfc_rx_pause_duration`` (us/s) where the platform has it, else the frame rate times the time one
 maximal pause frame stops a link (65535 quanta x 512 bit times) over the link speed.
+
+Across ``watch --shard`` borders: a shard traces within the devices it polls and stops where the walk
+reaches a switch another shard polls (it has no data for it). A storm from a host NIC is found by the
+shard polling the switch the NIC pauses (the NIC's kind comes from the inventory, no data needed), so
+the shards together report the same origins as one unsharded round. An origin that is a switch port
+on a device in another shard (a congested switch, a pause loop) needs every shard's data:
+:mod:`fabriccfg.verify.storm_prom` traces from what Prometheus scraped from all shards.
 """
 
 from __future__ import annotations
@@ -168,6 +175,8 @@ def trace(ctx: Context, paused: dict[tuple[str, str], PausedPort]) -> list[Storm
             if kind != "switch":
                 origin = (pdev, pport, kind)
                 break
+            if not ctx.polls(pdev):
+                break  # a shard border: the switch's own shard traces on from its paused ports
             nxt = [p for p in by_device.get(pdev, [])
                    if p.port != pport and (p.device, p.port) not in visited]
             if not nxt:
@@ -180,7 +189,8 @@ def trace(ctx: Context, paused: dict[tuple[str, str], PausedPort]) -> list[Storm
                     origin = (pdev, pport, "switch")
                 break
             cur = next_hop(nxt)
-        assert origin is not None
+        if origin is None:
+            continue
         path = list(reversed(chain))
         key = "loop:" + ",".join(members) if origin[2] == "loop" else f"{origin[0]}:{origin[1]}"
         storm = storms.get(key)

@@ -6,7 +6,8 @@ the checks and publishes the result through a custom collector on its own regist
 counters (``fabriccfg_<metric>_<unit>_total``: Prometheus takes the ``rate()``), gauges and states in
 base units (:func:`fabriccfg.verify.output.sample_families`; per-priority series only for the lossless
 and CNP priorities unless ``all_priorities``), check states and findings. Prometheus does the
-aggregation across shards (``--shard i/n`` splits devices by a stable hash of their name).
+aggregation across shards (``--shard i/n`` splits devices by a stable hash of their name; each shard
+plans, polls, checks and reports only its devices, see :mod:`fabriccfg.telemetry.shard`).
 
 The exposition is rendered once per round, at the end of the round, and scrapes are served from those
 bytes (:mod:`fabriccfg.verify.scrape`): a scrape never renders, never waits for a round, and a round
@@ -125,7 +126,7 @@ class Watcher:
         else:
             self.points.append(build_points([snap])[0])
         self.snaps.append(snap)
-        ctx = Context(self.fabric, list(self.snaps), points=list(self.points))
+        ctx = Context(self.fabric, list(self.snaps), points=list(self.points), options={"shard": self.shard})
         report = self.hysteresis.apply(evaluate(self.checks, ctx))
         report.warnings.extend(self.warnings)
         if self.store is not None:
@@ -176,6 +177,9 @@ class Watcher:
         self.stop.set()
         if self.store is not None:
             self.store.close()
+        closer = getattr(self.collector, "close", None)  # a collector pool ends its processes
+        if callable(closer):
+            closer()
 
 
 MetricFamilyRows = output.Family

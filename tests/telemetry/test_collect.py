@@ -14,6 +14,7 @@ from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint, SnmpAccess
 from fabriccfg.telemetry.collect import Collector, collect, plan
 from fabriccfg.telemetry.counters import compute_rates
+from fabriccfg.telemetry.shard import shard_of
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -101,6 +102,24 @@ def test_plan_runs_fabric_tools_on_the_preferred_sm_only(ib_fabric: Fabric) -> N
     assert not any(name.startswith("ib-") for name in lines)  # unmanaged switches: read in-band
 
 
+def test_shards_together_plan_what_one_unsharded_round_plans(ib_fabric: Fabric, roce_fabric: Fabric) -> None:
+    """`watch --shard I/N`: each shard gets its devices' targets only, reports no "no endpoint" error for
+    the others, and the shards' plans add up to the unsharded plan (fabric-wide IB tools run once)."""
+    for fabric in (ib_fabric, roce_fabric):
+        eps = _endpoints(fabric)
+        whole = plan(fabric, eps)
+        want = sorted((job.endpoint.name, line) for job in whole.cli for line, _, _ in job.commands)
+        got: list[tuple[str, str]] = []
+        for i in range(3):
+            mine = {n: e for n, e in eps.items() if shard_of(n, 3) == i}
+            p = plan(fabric, mine, shard=(i, 3))
+            assert p.errors == {}, p.errors
+            assert {job.endpoint.name for job in p.cli} <= set(mine)
+            got += [(job.endpoint.name, line) for job in p.cli for line, _, _ in job.commands]
+        assert sorted(got) == want
+        assert sum(1 for _, line in got if line == "ibqueryerrors") == (fabric is ib_fabric)
+
+
 def test_ib_collect_maps_guids_and_ports_to_inventory_names(ib_fabric: Fabric) -> None:
     log: list[tuple[str, str]] = []
     with Collector(connect=_connect(log), workers=4) as col:
@@ -172,3 +191,41 @@ def test_collect_function_reuses_its_collector(ib_fabric: Fabric) -> None:
     b = collect(ib_fabric, {}, connect=conn)
     assert a.samples == {} and b.samples == {}
     assert a.errors  # devices with an address but no endpoint are reported
+
+
+def test_kept_sessions_are_reused_and_dropped_when_they_break(ib_fabric: Fabric) -> None:
+    """watch keeps SSH sessions across rounds: one connect per device for two rounds; a session that
+    broke is closed and the device reconnects within the same round."""
+    log: list[tuple[str, str]] = []
+    opened: list[str] = []
+    closed: list[str] = []
+
+    class Conn(FakeConn):
+        broken = False
+
+        def send_command(self, line: str, **kw: Any) -> str:
+            if self.broken:
+                raise OSError("Socket is closed")
+            return super().send_command(line, **kw)
+
+        def disconnect(self) -> None:
+            closed.append(self.ep.name)
+
+    conns: dict[str, Conn] = {}
+
+    def connect(ep: Endpoint, **_: Any) -> Conn:
+        opened.append(ep.name)
+        conns[ep.name] = Conn(ep, log)
+        return conns[ep.name]
+
+    eps = _endpoints(ib_fabric)
+    with Collector(connect=connect, keep_sessions=True) as col:
+        first = col.collect(ib_fabric, eps)
+        second = col.collect(ib_fabric, eps)
+        assert sorted(opened) == sorted(eps) and closed == []  # reused, not reopened
+        conns["gpu01"].broken = True
+        third = col.collect(ib_fabric, eps)
+        assert opened.count("gpu01") == 2 and closed == ["gpu01"]
+    assert first.errors == second.errors == third.errors  # the broken session left no error behind
+    assert not any("Socket" in m for msgs in third.errors.values() for m in msgs)
+    assert sorted(closed) == sorted(["gpu01", *eps])  # Collector.close() closes the kept sessions
