@@ -117,3 +117,18 @@ def redact(text: str) -> str:
         i = last = i + len(hit)
     out.append(text[last:])
     return "".join(out)
+
+
+def redact_tree(obj: object) -> object:
+    """:func:`redact` every string inside a JSON-like value (dicts, lists, tuples), before it is serialised.
+
+    Redacting the serialised text alone misses a secret that JSON escaping changed (a quote or a
+    backslash in it).
+    """
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {k: redact_tree(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [redact_tree(v) for v in obj]
+    return obj

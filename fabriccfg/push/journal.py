@@ -75,8 +75,8 @@ class Journal:
         their fsyncs overlap (one disk flush covers every record written before it).
         """
         now = round(time.time(), 3)
-        lines = [secrets.redact(json.dumps(_redacted({"t": now, **r}), separators=(",", ":"))) + "\n"
-                 for r in recs]
+        tree = [secrets.redact_tree({"t": now, **r}) for r in recs]
+        lines = [secrets.redact(json.dumps(t, separators=(",", ":"))) + "\n" for t in tree]
         data = "".join(lines).encode("utf-8")
         with self._lock:
             fd = self._fd
@@ -103,16 +103,6 @@ class Journal:
                 os.fsync(self._fd)
                 os.close(self._fd)
                 self._fd = None
-
-
-def _redacted(obj: Any) -> Any:
-    if isinstance(obj, str):
-        return secrets.redact(obj)
-    if isinstance(obj, dict):
-        return {k: _redacted(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_redacted(v) for v in obj]
-    return obj
 
 
 def records(run_dir: str | Path) -> list[dict[str, Any]]:

@@ -177,22 +177,13 @@ class RunReport:
 
     def to_json(self) -> str:
         # redact values before encoding (JSON escaping could hide a secret from a text search) and after
-        return secrets.redact(json.dumps(_redacted(self.to_dict()), indent=2, sort_keys=False)) + "\n"
+        tree = secrets.redact_tree(self.to_dict())
+        return secrets.redact(json.dumps(tree, indent=2, sort_keys=False)) + "\n"
 
     def write(self) -> Path:
         path = Path(self.run_dir) / "report.json"
         write_text(path, self.to_json())
         return path
-
-
-def _redacted(obj: Any) -> Any:
-    if isinstance(obj, str):
-        return secrets.redact(obj)
-    if isinstance(obj, dict):
-        return {k: _redacted(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_redacted(v) for v in obj]
-    return obj
 
 
 def report_from_journal(run_dir: str | Path) -> RunReport:
