@@ -10,28 +10,12 @@ from typing import Any
 import pytest
 
 import fabriccfg
-from fabriccfg.inventory.load import load_fabric
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.push import api
 from fabriccfg.push.report import RunReport
 from fabriccfg.push.runner import RunnerOptions
 
 INVENTORIES = Path(fabriccfg.__file__).parent / "data" / "inventories"
-
-
-@pytest.fixture(scope="session")
-def roce() -> Fabric:
-    return load_fabric(INVENTORIES / "roce-lab.yaml")
-
-
-@pytest.fixture(scope="session")
-def ib8700() -> Fabric:
-    return load_fabric(INVENTORIES / "ib-lab-mqm8700.yaml")
-
-
-@pytest.fixture(scope="session")
-def ib8790() -> Fabric:
-    return load_fabric(INVENTORIES / "ib-lab-mqm8790.yaml")
 
 
 class Lab:

@@ -5,23 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from fabriccfg.inventory.load import load_fabric
-from fabriccfg.inventory.models import Fabric
 from fabriccfg.verify.engine import Check, Context, Report, evaluate, load_checks
 
 from .synth import Synth
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def roce() -> Fabric:
-    return load_fabric(ROOT / "inventories" / "roce-lab.yaml")
-
-
-@pytest.fixture(scope="session")
-def ib() -> Fabric:
-    return load_fabric(ROOT / "inventories" / "ib-lab-mqm8790.yaml")
 
 
 @pytest.fixture(scope="session")
