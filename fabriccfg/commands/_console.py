@@ -12,6 +12,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+import typer
+
+from fabriccfg.secrets import redact
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -43,3 +47,9 @@ def console(stderr: bool = False, *, min_width: int | None = None) -> Console:
     if min_width is not None and con.width < min_width:
         con.width = min_width
     return con
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """One ``fabriccfg: error:`` line on stderr, secrets redacted; the caller raises the Exit returned."""
+    typer.echo(f"fabriccfg: error: {redact(message)}", err=True)
+    return typer.Exit(code)

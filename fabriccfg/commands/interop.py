@@ -15,6 +15,8 @@ from typing import Annotated
 
 import typer
 
+from fabriccfg.commands._console import fail as _fail
+
 import_app = typer.Typer(
     help="Build an inventory from another source of truth (NetBox).", no_args_is_help=True
 )
@@ -24,13 +26,6 @@ export_app = typer.Typer(help="Write the inventory for Nornir or Ansible.", no_a
 class ExportFormat(StrEnum):
     nornir = "nornir"
     ansible = "ansible"
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    from fabriccfg.secrets import redact
-
-    typer.echo(f"fabriccfg: error: {redact(message)}", err=True)
-    return typer.Exit(code)
 
 
 def _write_all(files: dict[Path, str]) -> None:

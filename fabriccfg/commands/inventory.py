@@ -16,6 +16,8 @@ from typing import Annotated
 
 import typer
 
+from fabriccfg.commands._console import fail as _fail
+
 
 class OutputFormat(StrEnum):
     text = "text"
@@ -25,11 +27,6 @@ class OutputFormat(StrEnum):
 class TechnologyChoice(StrEnum):
     infiniband = "infiniband"
     roce = "roce"
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"fabriccfg: error: {message}", err=True)
-    return typer.Exit(code)
 
 
 def _size(value: str | None) -> int | None:

@@ -18,6 +18,9 @@ from typing import Annotated, Any
 
 import typer
 
+from fabriccfg.commands._console import console as make_console
+from fabriccfg.commands._console import fail as _fail
+
 mock_app = typer.Typer(help="Run a mock fabric on loopback: real SSH CLIs and SNMP agents per device.",
                        no_args_is_help=True)
 
@@ -26,15 +29,9 @@ EndpointsOpt = Annotated[Path, typer.Option("--endpoints", "-e", help="Endpoints
 DEFAULT_ENDPOINTS = Path(".fabriccfg/mock-endpoints.json")
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"fabriccfg: error: {message}", err=True)
-    return typer.Exit(code)
-
-
 def _table(endpoints_file: Path, start_seconds: float | None, faults: dict[str, list[str]]) -> None:
     from rich.table import Table
 
-    from fabriccfg.commands._console import console as make_console
     from fabriccfg.targets import load_endpoints
 
     eps = load_endpoints(endpoints_file)

@@ -18,16 +18,13 @@ from typing import Annotated
 import typer
 from typer import Option as Opt
 
+from fabriccfg.commands._console import fail as _fail
+
 
 class PlanFormat(StrEnum):
     markdown = "markdown"
     json = "json"
     junit = "junit"
-
-
-def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"fabriccfg: error: {message}", err=True)
-    return typer.Exit(code)
 
 
 def _write(text: str, output: Path | None) -> None:
