@@ -878,6 +878,29 @@ class TrafficModel:
         out["speed_mbps"] = p.speed_gbps * 1000
         return out
 
+    def watermarks(self, device: str, port: str, t: float | None = None) -> dict[str, int]:
+        """Peak buffer occupancy of ``device:port`` in the read period ending at ``t`` (bytes, gauges):
+        ``queue_watermark_bytes.{tc}`` (egress queue), ``pg_shared_watermark_bytes.{p}`` and
+        ``pg_headroom_watermark_bytes.{p}`` (ingress priority group). Switch ports of RoCE fabrics only.
+
+        The contract every platform's mock show renderer and parser meets (metric names in
+        :data:`fabriccfg.telemetry.model.METRICS`); scenarios that build queues (``microburst``,
+        ``pause-storm``) raise them, a healthy fabric keeps them a few packets deep.
+        """
+        t = self._now(t)
+        p = self._ports[(device, port)]
+        out: dict[str, int] = {}
+        if self.technology == "infiniband" or p.kind != "switch":
+            return out
+        period = int(t // 10)
+        for q in PRIOS:
+            base = 2 + int(6 * _unit(self.seed, "wm", device, port, q, period))
+            busy = q in (self.lossless_prio, 0)
+            out[f"queue_watermark_bytes.{q}"] = base * ROCE_PKT_BYTES if busy else 0
+            out[f"pg_shared_watermark_bytes.{q}"] = (base // 2) * ROCE_PKT_BYTES if busy else 0
+            out[f"pg_headroom_watermark_bytes.{q}"] = 0
+        return out
+
     def _derived(self, p: _Port, out: dict[str, int]) -> None:
         """The Ethernet counters that are sums or platform aliases of others (again after offsets)."""
         if self.technology == "infiniband":

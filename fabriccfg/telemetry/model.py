@@ -207,6 +207,10 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "tc_no_buffer_discard": ("counter64", "packets", "drops for lack of buffer on the queue, label tc"),
     "tc_tx_discard": ("counter64", "packets", "all egress drops on the queue, label tc"),
     "ecn_marked": ("counter64", "packets", "ECN CE-marked packets, label tc"),
+    # buffer occupancy watermarks (peak since the last read or clear; gauges, bytes; #15 micro-bursts)
+    "queue_watermark_bytes": ("gauge", "bytes", "peak egress-queue occupancy since the last read, label tc"),
+    "pg_shared_watermark_bytes": ("gauge", "bytes", "peak ingress PG shared-buffer use, label prio"),
+    "pg_headroom_watermark_bytes": ("gauge", "bytes", "peak ingress PG headroom use, label prio"),
     # PFC watchdog
     "pfcwd_storm_detected": ("counter64", "events", "PFC watchdog storms detected, label prio"),
     "pfcwd_storm_restored": ("counter64", "events", "PFC watchdog storms restored, label prio"),

@@ -348,3 +348,19 @@ def test_ib_congestion_by_host_and_xmit_discards(ib: Fabric) -> None:
         assert rate(m, *leaf, "PortXmitWait", T0, T0 + 10) > 0.15 * ticks
         assert "ecn_marked.3" not in m.port_counters(*leaf, T0)
     assert rate(m, "ib-spine2", "1/3", "PortXmitDiscards", T0, T0 + 10) > 100
+
+
+def test_watermarks_are_switch_gauges_of_the_busy_queues(roce: Fabric, ib: Fabric) -> None:
+    """The watermark contract (#15): switch ports carry the three gauges; hosts and IB none."""
+    m = TrafficModel(roce, seed=1, t0=T0)
+    pairs = [(d, p) for d in roce.devices for p in m.ports(d)]
+    switch_ports = [(d, p) for d, p in pairs if m.watermarks(d, p, T0 + 5)]
+    host_ports = [(d, p) for d, p in pairs if not m.watermarks(d, p, T0 + 5)]
+    assert switch_ports and host_ports
+    wm = m.watermarks(*switch_ports[0], T0 + 5)
+    assert set(wm) == {f"{n}.{q}" for n in ("queue_watermark_bytes", "pg_shared_watermark_bytes",
+                                             "pg_headroom_watermark_bytes") for q in range(8)}
+    assert wm[f"queue_watermark_bytes.{P}"] >= 2 * 4166 and wm["queue_watermark_bytes.5"] == 0
+    assert all(v >= 0 for v in wm.values())
+    mi = TrafficModel(ib, seed=1, t0=T0)
+    assert all(not mi.watermarks(d, p, T0 + 5) for d in ib.devices for p in mi.ports(d))
