@@ -21,6 +21,7 @@ from typing import Any
 from fabriccfg import secrets
 from fabriccfg.session import Session
 from fabriccfg.targets import Endpoint
+from fabriccfg.telemetry import batch
 from fabriccfg.telemetry.model import Sample
 from fabriccfg.telemetry.spec import CliCommand, CliContext
 
@@ -180,19 +181,22 @@ def _run_commands(conn: Any, job: CliJob, res: CliResult, timeout: float) -> boo
             if "Socket" in exc.__class__.__name__ or isinstance(exc, OSError | EOFError):
                 return False
             continue
-        text = str(output)
-        try:
-            samples = cmd.parser(text, ctx)
-        except Exception as exc:
-            res.errors.append(f"{cmd.name}: parser failed: {exc.__class__.__name__}: {exc}")
-            continue
-        if not samples and _NOT_FOUND.search(text):
-            first = text.strip().splitlines()[0] if text.strip() else ""
-            res.errors.append(f"{cmd.name}: {secrets.redact(first)[:200]}")
-        else:
-            res.ok.add(cmd.name)
-        res.samples.extend(samples)
-        res.by_command.setdefault(cmd.name, []).extend(samples)
+        got: list[Sample] = []
+        for item, text in batch.split(str(output)) if cmd.batch else [(None, str(output))]:
+            name = cmd.name if item is None else f"{cmd.name} {item}"
+            try:
+                samples = cmd.parser(text, ctx if item is None else dataclasses.replace(ctx, port=item))
+            except Exception as exc:
+                res.errors.append(f"{name}: parser failed: {exc.__class__.__name__}: {exc}")
+                continue
+            if not samples and _NOT_FOUND.search(text):
+                first = text.strip().splitlines()[0] if text.strip() else ""
+                res.errors.append(f"{name}: {secrets.redact(first)[:200]}")
+            else:
+                res.ok.add(cmd.name)
+            got.extend(samples)
+        res.samples.extend(got)
+        res.by_command.setdefault(cmd.name, []).extend(got)
         if cmd.followups is not None:
             queue.extend((extra, dataclasses.replace(cmd, followups=None), ctx)
                          for extra in cmd.followups(res.samples, ctx))

@@ -58,6 +58,25 @@ def parse_roce_counters(text: str) -> dict[str, int]:
     return out
 
 
+_BANNER = re.compile(r"^-+\r?\n\s*Interface:\s*(\S+)\s*\r?\n-+\s*$", re.MULTILINE)
+
+
+def split_interfaces(text: str) -> list[tuple[str, str]]:
+    """``nv show interface qos-roce-counters`` (all interfaces) -> ``[(port, that port's table), ...]``.
+
+    Each interface's table follows a banner (a dash rule, ``Interface: swp1``, a dash rule), as in the
+    all-interfaces ``qos-roce-status-pool-map`` example of NVIDIA's RoCE page; text before the first
+    banner is ignored."""
+    marks = list(_BANNER.finditer(text))
+    return [(m.group(1), text[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(text)])
+            for i, m in enumerate(marks)]
+
+
+def parse_roce_counters_all(text: str) -> dict[str, dict[str, int]]:
+    """port -> :func:`parse_roce_counters` of its table."""
+    return {port: parse_roce_counters(table) for port, table in split_interfaces(text)}
+
+
 def parse_watchdog(text: str) -> dict[str, dict[str, int | str]]:
     """traffic class -> {status, deadlock_count}."""
     out: dict[str, dict[str, int | str]] = {}
@@ -83,8 +102,21 @@ ROCE_MAP: dict[str, tuple[str, str]] = {
 
 def roce_samples(device: str, port: str | None, text: str, roce_tc: int, *,
                  with_pfc: bool = False) -> list[Sample]:
+    return _roce_samples(device, port, parse_roce_counters(text), roce_tc, with_pfc)
+
+
+def roce_samples_all(device: str, text: str, roce_tc: int, *, with_pfc: bool = False) -> list[Sample]:
+    """Samples of every interface in ``nv show interface qos-roce-counters``."""
+    out: list[Sample] = []
+    for port, table in split_interfaces(text):
+        out.extend(_roce_samples(device, port, parse_roce_counters(table), roce_tc, with_pfc))
+    return out
+
+
+def _roce_samples(device: str, port: str | None, values: dict[str, int], roce_tc: int,
+                  with_pfc: bool) -> list[Sample]:
     out = []
-    for key, value in parse_roce_counters(text).items():
+    for key, value in values.items():
         mapped = ROCE_MAP.get(key)
         if mapped is None or (mapped[1] == "prio" and not with_pfc):
             continue
