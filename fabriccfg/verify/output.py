@@ -7,6 +7,7 @@ is one ``<skipped>`` case. CI systems then show "pfc-pause-storm / leaf-r0:swp3 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -229,6 +230,7 @@ _UNITS: dict[str, tuple[str, float]] = {
 _UNIT_WORDS = ("pkts", "packets", "octets", "bytes", "frames", "us", "mbps", "counter")
 
 
+@functools.lru_cache(maxsize=4096)
 def snake(metric: str) -> str:
     """'PortXmitWait' -> 'port_xmit_wait'; 'pfc_rx_pause' unchanged."""
     return _BAD.sub("_", _CAMEL.sub("_", metric)).lower()
@@ -244,6 +246,7 @@ class Exported:
     doc: str
 
 
+@functools.lru_cache(maxsize=4096)
 def exported(metric: str, kind: str) -> Exported:
     """The exported name of a collected metric (Prometheus conventions: raw counters as ``_total``
     counters for ``rate()``, base units, unit suffix, no type or abbreviated unit in the name)."""
@@ -303,15 +306,19 @@ def sample_families(snapshot: Iterable[Sample],
             if lk not in names:
                 names.append(lk)
     seen: set[tuple[str, tuple[str, ...]]] = set()
+    heads: dict[tuple[str, str], tuple[Exported, list[str]]] = {}  # per (metric, kind), once per call
     for s in samples:
-        lbl = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in s.labels}
+        lbl = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in s.labels} if s.labels else {}
         prio = lbl.get("priority")
         if keep is not None and prio is not None and s.device in keep and prio not in keep[s.device]:
             continue
-        spec = exported(s.metric, s.kind)
-        names = ["device", "port", *sorted(label_names[s.metric])]
+        head = heads.get((s.metric, s.kind))
+        if head is None:
+            head = heads[(s.metric, s.kind)] = (exported(s.metric, s.kind),
+                                                ["device", "port", *sorted(label_names[s.metric])])
+        spec, names = head
         if s.kind == "state":
-            names.append("state")
+            names = [*names, "state"]
             lbl["state"] = str(s.value)
             value = 1.0
         else:
@@ -321,7 +328,8 @@ def sample_families(snapshot: Iterable[Sample],
         fam = by_name.get(spec.name)
         if fam is None:
             fam = by_name[spec.name] = Family(spec.name, spec.doc, spec.kind, names)
-        row = [s.device, s.port or "", *[lbl.get(n, "") for n in names[2:]]]
+        row = [s.device, s.port or "", *[lbl.get(n, "") for n in names[2:]]] if len(names) > 2 else \
+            [s.device, s.port or ""]
         key = (spec.name, tuple(row))
         if key in seen:  # the same series from two sources (e.g. two SM hosts): one sample per series
             continue
