@@ -40,7 +40,7 @@ def parse_roce_counters(text: str) -> dict[str, int]:
         s = line.strip()
         if not s:
             continue
-        if set(s) <= set("- "):
+        if s[0] == "-" and not s.strip("- "):
             cols = _columns(line)
             continue
         if not cols:
