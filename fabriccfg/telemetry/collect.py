@@ -2,7 +2,7 @@
 
 What each device gets comes from its platform's ``TELEMETRY`` (:class:`~fabriccfg.telemetry.spec.
 TelemetrySpec`): SNMP tables polled in one multi-column GETBULK loop per device (all devices
-concurrently on one engine), and CLI commands over SSH in threads, overlapping the SNMP round.
+concurrently on one engine), then CLI commands over SSH in threads.
 Fabric-wide IB tools (``ibnetdiscover``, ``ibqueryerrors``) run on one SM host only.
 
 ``collect(fabric, targets)`` is the entry point; it reuses a per-thread :class:`Collector` (its event
@@ -320,11 +320,6 @@ class Collector:
         for dev, msgs in p.errors.items():
             for m in msgs:
                 snap.error(dev, m)
-        futures: list[Future[CliResult]] = [
-            self._pool.submit(run_job, job, timeout=self.timeout, insecure_host_keys=self.insecure_host_keys,
-                              connect=self.connect, sessions=self._sessions)
-            for job in p.cli
-        ]
         if p.snmp:
             results = self._loop.run_until_complete(self._snmp(p.snmp))
             for (target, tabs), res in zip(p.snmp, results, strict=True):
@@ -336,6 +331,13 @@ class Collector:
                 if res.uptime is not None:
                     snap.uptime[dev] = res.uptime
                 snap.device_ts[dev] = (res.started + res.finished) / 2 if res.finished else res.started
+        # SSH after SNMP, not beside it: at 1,000 devices per process the CLI threads (and their sessions'
+        # transport threads) starved the SNMP event loop of the interpreter lock and whole walks timed out
+        futures: list[Future[CliResult]] = [
+            self._pool.submit(run_job, job, timeout=self.timeout, insecure_host_keys=self.insecure_host_keys,
+                              connect=self.connect, sessions=self._sessions)
+            for job in p.cli
+        ]
         # One sample per key. Precedence: SNMP, then what a device says about itself over SSH, then
         # fabric-wide tools run elsewhere (ibqueryerrors on the SM host), then zero-fill.
         seen = {s.key for s in snap}
