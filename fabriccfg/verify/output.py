@@ -306,30 +306,34 @@ def sample_families(snapshot: Iterable[Sample],
             if lk not in names:
                 names.append(lk)
     seen: set[tuple[str, tuple[str, ...]]] = set()
-    heads: dict[tuple[str, str], tuple[Exported, list[str]]] = {}  # per (metric, kind), once per call
+    # per (metric, kind, labels): the family, its label names, the label values after device and port,
+    # and the priority; label sets repeat on every port, so this is built a few hundred times per call
+    heads: dict[tuple[str, str, tuple[tuple[str, str], ...]],
+                tuple[Exported, list[str], list[str], str | None]] = {}
     for s in samples:
-        lbl = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in s.labels} if s.labels else {}
-        prio = lbl.get("priority")
+        hk = (s.metric, s.kind, s.labels)
+        head = heads.get(hk)
+        if head is None:
+            lbl = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in s.labels}
+            names = ["device", "port", *sorted(label_names[s.metric])]
+            if s.kind == "state":
+                names.append("state")
+            head = heads[hk] = (exported(s.metric, s.kind), names, [lbl.get(n, "") for n in names[2:]],
+                                lbl.get("priority"))
+        spec, names, rest, prio = head
         if keep is not None and prio is not None and s.device in keep and prio not in keep[s.device]:
             continue
-        head = heads.get((s.metric, s.kind))
-        if head is None:
-            head = heads[(s.metric, s.kind)] = (exported(s.metric, s.kind),
-                                                ["device", "port", *sorted(label_names[s.metric])])
-        spec, names = head
         if s.kind == "state":
-            names = [*names, "state"]
-            lbl["state"] = str(s.value)
+            row = [s.device, s.port or "", *rest[:-1], str(s.value)]
             value = 1.0
         else:
             if not isinstance(s.value, int | float) or isinstance(s.value, bool):
                 continue
             value = float(s.value) * spec.scale
+            row = [s.device, s.port or "", *rest]
         fam = by_name.get(spec.name)
         if fam is None:
             fam = by_name[spec.name] = Family(spec.name, spec.doc, spec.kind, names)
-        row = [s.device, s.port or "", *[lbl.get(n, "") for n in names[2:]]] if len(names) > 2 else \
-            [s.device, s.port or ""]
         key = (spec.name, tuple(row))
         if key in seen:  # the same series from two sources (e.g. two SM hosts): one sample per series
             continue
