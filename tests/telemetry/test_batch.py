@@ -54,6 +54,9 @@ def test_all_interfaces_parser_reads_each_real_table() -> None:
     one = nvue.parse_roce_counters(real)
     assert one["tx-stats.tx-ecn-stats.ecn-marked-packets"] == 693777677344
     assert nvue.parse_roce_counters_all(text) == {"swp16": one, "swp17": one}
+    leaves = frozenset({"pause-packets", "ecn-marked-packets"})  # the collector skips the other rows
+    assert nvue.parse_roce_counters(real, leaves) == {k: v for k, v in one.items()
+                                                      if k.rsplit(".", 1)[-1] in leaves}
     samples = nvue.roce_samples_all("leaf", text, 3, with_pfc=True)
     assert {s.port for s in samples} == {"swp16", "swp17"}
     assert sorted(s[2:] for s in samples if s.port == "swp16") == \
