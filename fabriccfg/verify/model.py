@@ -226,8 +226,14 @@ def metric_index(point: Point) -> dict[str, list[tuple[str, str | None]]]:
 
 def _index(snapshot: Snapshot) -> dict[tuple[str, str | None, str], list[Sample]]:
     out: dict[tuple[str, str | None, str], list[Sample]] = {}
-    for s in snapshot:
-        out.setdefault((s.device, s.port, s.metric), []).append(s)
+    for rows in snapshot.samples.values():
+        for s in rows:
+            k = s[:3]  # (device, port, metric), sliced in C
+            got = out.get(k)
+            if got is None:
+                out[k] = [s]
+            else:
+                got.append(s)
     return out
 
 

@@ -299,9 +299,9 @@ def sample_families(snapshot: Iterable[Sample],
     by_name: dict[str, Family] = {}
     label_names: dict[str, list[str]] = {}
     samples = [s for s in snapshot if s.kind != "info" and (s.kind != "gauge" or isinstance(s.value, int))]
-    for s in samples:
-        names = label_names.setdefault(s.metric, [])
-        for k, _ in s.labels:
+    for metric, lbls in dict.fromkeys((s.metric, s.labels) for s in samples):  # first-seen order
+        names = label_names.setdefault(metric, [])
+        for k, _ in lbls:
             lk = "priority" if k in PRIORITY_LABELS else snake(k)
             if lk not in names:
                 names.append(lk)
