@@ -81,6 +81,18 @@ EXACT = {"sonic_pfc", "sonic_pfcwd", "sonic_queue", "sonic_wred", "nvue_roce", "
          "eos_ecn", "eos_pfc"}
 """Same structure both ways. Elsewhere the real captures show optional parts a given scenario does not
 produce (thresholds, suppressed lists, other output modes): there the mock's structure must be a subset."""
+
+# Buffer watermarks (#15 micro-bursts): SONiC watermarkstat and Cumulus NVUE qos buffer, rendered by the
+# mock from TrafficModel.watermarks() under scenarios that raise them.
+MOCK_COMMAND.update({
+    "sonic_queue_wm": ("roce-lab", ["microburst:leaf-r1:Ethernet0"], "leaf-r1",
+                       "show queue watermark unicast"),
+    "sonic_pg_shared_wm": ("roce-lab", ["microburst:leaf-r1:Ethernet0"], "leaf-r1",
+                           "show priority-group watermark shared"),
+    "sonic_pg_headroom_wm": ("roce-lab", ["pause-storm:gpu02:mlx5_0"], "leaf-r1",
+                             "show priority-group watermark headroom"),
+})
+EXACT |= {"sonic_queue_wm", "sonic_pg_shared_wm", "sonic_pg_headroom_wm"}
 _INSTANCE = re.compile(r"^(?:[A-Za-z][A-Za-z-]*)?\d+(?:/\d+)*$|^0x[0-9a-fA-F]+$|^ALL$")
 _COUNTER = re.compile(r"^(?:Port|Link|Symbol|VL15|Excessive|Local|QP1)[A-Za-z0-9]+$")
 """IB PMA counter names (which of them a node reports depends on the errors it has): one key kind."""
