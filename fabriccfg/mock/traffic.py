@@ -1012,6 +1012,10 @@ class TrafficModel:
                 out[name] = max(out[name], peak)
         return out
 
+    def thresholds(self, device: str, port: str) -> BufferThresholds:
+        """ECN Kmin/Kmax and PFC headroom of a switch port as rendered (what renderers print as config)."""
+        return self._thresholds((device, port))
+
     def _derived(self, p: _Port, out: dict[str, int]) -> None:
         """The Ethernet counters that are sums or platform aliases of others (again after offsets)."""
         if self.technology == "infiniband":

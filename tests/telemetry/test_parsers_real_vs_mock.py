@@ -91,8 +91,9 @@ MOCK_COMMAND.update({
                            "show priority-group watermark shared"),
     "sonic_pg_headroom_wm": ("roce-lab", ["pause-storm:gpu02:mlx5_0"], "leaf-r1",
                              "show priority-group watermark headroom"),
+    "nvue_qos_buffer": ("roce-lab", ["pause-storm:gpu05"], "leaf-r0", "nv show interface swp25 qos buffer"),
 })
-EXACT |= {"sonic_queue_wm", "sonic_pg_shared_wm", "sonic_pg_headroom_wm"}
+EXACT |= {"sonic_queue_wm", "sonic_pg_shared_wm", "sonic_pg_headroom_wm", "nvue_qos_buffer"}
 _INSTANCE = re.compile(r"^(?:[A-Za-z][A-Za-z-]*)?\d+(?:/\d+)*$|^0x[0-9a-fA-F]+$|^ALL$")
 _COUNTER = re.compile(r"^(?:Port|Link|Symbol|VL15|Excessive|Local|QP1)[A-Za-z0-9]+$")
 """IB PMA counter names (which of them a node reports depends on the errors it has): one key kind."""
