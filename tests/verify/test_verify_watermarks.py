@@ -15,6 +15,7 @@ import pytest
 
 from fabriccfg.mock.fabric import MockFabric
 from fabriccfg.mock.traffic import TrafficModel
+from fabriccfg.render.roce import roce_switch_context
 from fabriccfg.targets import load_endpoints
 from fabriccfg.telemetry.model import Sample, Snapshot, labels
 from fabriccfg.verify import runner
@@ -78,6 +79,17 @@ def test_thresholds_come_from_the_rendered_derivation(roce) -> None:
     assert thr is not None and (thr.kmin_bytes, thr.kmax_bytes, thr.headroom_bytes) == (KMIN, KMAX, HEADROOM)
     assert HEADROOM == 148_060
     assert ctx.buffer_thresholds("gpu01", "mlx5_1") is None
+
+
+def test_the_checks_read_what_the_render_writes(roce) -> None:
+    """Every switch port: the check's Kmin/Kmax/headroom are the render context's (one derivation)."""
+    ctx = Context(roce, [Snapshot(ts=T0)])
+    for sw in roce.switches:
+        render = roce_switch_context(roce, sw)
+        for p in render["ports"]:
+            thr = ctx.buffer_thresholds(sw.name, p.name)
+            assert thr is not None and thr.headroom_bytes == p.headroom_bytes, (sw.name, p.name)
+            assert (thr.kmin_bytes, thr.kmax_bytes) == (render["ecn"].kmin_bytes, render["ecn"].kmax_bytes)
 
 
 def test_healthy_port_is_clean(roce, wm_checks) -> None:
