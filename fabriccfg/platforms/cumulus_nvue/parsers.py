@@ -129,10 +129,10 @@ def parse_qos_buffer(text: str) -> dict[str, dict[str, dict[str, int]]]:
     rows: list[list[str]] = []
 
     def flush() -> None:
-        if section is None or not starts:
+        if section is None or not starts or not header:
             return
-        names = [" ".join(" ".join(h[i] for h in header_cells).split()).lower()
-                 for i in range(len(starts))] if (header_cells := [_cells(h, starts) for h in header]) else []
+        header_cells = [_cells(h, starts) for h in header]
+        names = [" ".join(" ".join(h[i] for h in header_cells).split()).lower() for i in range(len(starts))]
         for row in rows:
             got = {_BUFFER_COLUMNS[n]: v for n, cell in zip(names, row, strict=True)
                    if n in _BUFFER_COLUMNS and (v := _value(cell)) is not None}
