@@ -15,7 +15,8 @@ Fair: same mock, same devices, same collector and worker count, rounds interleav
 with ...) so background load on the shared box hits both alike; the median of ``--rounds`` is printed.
 Per device: wall time of one collection round / devices, client CPU (this process) / devices. Then the
 four watermark checks' evaluation cost per switch port over the last two snapshots, against the other
-shipped checks' cost per port (the same Context).
+shipped checks' cost per port (the same Context), and their status on this healthy mock (must be OK with
+no finding: ``--gpus 1028`` is the 201-device fabric of docs/ci.md).
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ def main() -> int:
                 scopes = sum(r.scopes for r in report.results)
                 per_scope, per_dev = 1e6 * costs[name] / max(scopes, 1), 1000 * costs[name] / n
                 print(f"{label:>10} {name}: {len(sel)} checks, {scopes} scopes, "
-                      f"{per_scope:.1f} us/scope, {per_dev:.2f} ms/device")
+                      f"{per_scope:.1f} us/scope, {per_dev:.2f} ms/device; healthy mock: "
+                      f"{report.status.upper()}, {len(report.findings)} finding(s)")
         sys.stdout.flush()
     return 0
 
