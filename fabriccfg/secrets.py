@@ -133,6 +133,13 @@ def redact(text: str) -> str:
     return text
 
 
+def known() -> frozenset[str]:
+    """Every secret kept for redaction: for handing to this run's own worker processes (over a pipe, never
+    on a command line, in the environment or on disk), so that they redact what this process does."""
+    with _lock:
+        return frozenset(_resolved)
+
+
 def redact_tree(obj: object) -> object:
     """:func:`redact` every string inside a JSON-like value (dicts, lists, tuples), before it is serialised.
 
