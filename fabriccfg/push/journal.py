@@ -9,9 +9,10 @@ created) before the step it announces runs. ``fabriccfg push --recover RUN_DIR``
 mid-write) is ignored.
 
 Records (``event``): ``run-start``, ``workers`` (pids of push worker processes, before they get a
-device), ``started``, ``state``, ``result`` (a device's final ``DeviceResult``), ``run-end``,
-``recover-start``, ``recovered``, ``recover-end``. Worker processes append to the same file: each record
-is one ``write`` to a file opened ``O_APPEND``, so records never interleave.
+device), ``share`` (the devices one worker process is given), ``started``, ``state``, ``result`` (a
+device's final ``DeviceResult``), ``run-end``, ``recover-start``, ``recovered``, ``recover-end``.
+Worker processes append to the same file: each record is one ``write`` to a file opened ``O_APPEND``,
+so records never interleave.
 """
 
 from __future__ import annotations

@@ -291,6 +291,7 @@ class ProcessRunner:
         alive = self._alive()[:want]
         for i, worker in enumerate(alive):
             share = names[i::len(alive)]
+            self.journal.write("share", pid=worker.process.pid, devices=share)  # who pushes what, on disk
             worker.assigned |= set(share)
             worker.busy = True
             self._send(worker, ("run", [self.by_name[n] for n in share], {n: self.index[n] for n in share}))
@@ -328,6 +329,7 @@ class ProcessRunner:
 
     def _lost(self, worker: _Worker) -> None:
         """A worker died mid-share: finish its devices from the journal (recover those left mid-change)."""
+        worker.process.join(5)  # its sentinel fired: reap it, so the exit status is known
         worker.dead = why = _death(worker.process)
         worker.busy = False
         self.display.message(f"{why}; bringing its in-flight devices to their backup or intent")

@@ -86,11 +86,11 @@ def recover(run_dir: str | Path, endpoints: Mapping[str, Endpoint], *, differ: D
     pid = trail.start.get("pid")
     if trail.end is None and isinstance(pid, int) and pid != os.getpid() and _alive(pid):
         raise RecoverError(f"the push that wrote {run_path} (pid {pid}) is still running; stop it first")
-    workers = [p for r in trail.records if r.get("event") == "workers" for p in r.get("pids") or []
-               if isinstance(p, int) and p != os.getpid() and _alive(p)]
-    if workers:  # a parent killed mid-run: its workers roll their devices back before they exit
+    live = [p for r in trail.records if r.get("event") == "workers" for p in r.get("pids") or []
+            if isinstance(p, int) and p != os.getpid() and _alive(p)]
+    if live:  # a parent killed mid-run: its workers roll their devices back before they exit
         raise RecoverError(f"push worker process(es) of {run_path} still running (pid "
-                           f"{', '.join(map(str, workers))}); wait for them to exit first")
+                           f"{', '.join(map(str, live))}); wait for them to exit first")
     todo = trail.in_flight()
     if not todo:
         return RecoverOutcome(report_from_journal(run_path))
