@@ -83,25 +83,34 @@ CPU per device grow with the fabric."""
 _REBUILD_AFTER = 64
 """Secrets added since the automaton was built are searched one by one until there are this many; then
 it is rebuilt (a push that learns one password per device rebuilds N/64 times, not N times)."""
-_matcher: tuple[int, ahocorasick.Automaton] | None = None
-"""(id of the secrets set it was built from, the automaton)."""
 _added: list[str] = []
 """Secrets added since the automaton was built (``_keep`` appends)."""
+_matcher: tuple[set[str], int, ahocorasick.Automaton | None, tuple[str, ...]] | None = None
+"""(the secrets set it was built from, its size then, the automaton or None, the secrets to search one by
+one, longest first): read without the lock, so a call on a text costs little when nothing changed."""
 
 
-def _automaton() -> tuple[ahocorasick.Automaton, tuple[str, ...]]:
-    """(automaton over most secrets, the few added since it was built, longest first)."""
+def _current() -> tuple[ahocorasick.Automaton | None, tuple[str, ...]]:
+    """(automaton over most secrets or None, the secrets to search one by one), for the secrets known now."""
     global _matcher
+    snap = _matcher
+    if snap is not None and snap[0] is _resolved and snap[1] == len(_resolved):
+        return snap[2], snap[3]
     with _lock:
-        if _matcher is not None and _matcher[0] == id(_resolved) and len(_added) < _REBUILD_AFTER:
-            return _matcher[1], tuple(sorted(_added, key=len, reverse=True))
-        auto = ahocorasick.Automaton()
-        for s in _resolved:
-            auto.add_word(s, len(s))
-        auto.make_automaton()
-        _matcher = (id(_resolved), auto)
-        _added.clear()
-        return auto, ()
+        auto = snap[2] if snap is not None and snap[0] is _resolved else None
+        if len(_resolved) <= _AUTOMATON_ABOVE:
+            auto, plain = None, tuple(sorted(_resolved, key=len, reverse=True))
+        elif auto is not None and len(_added) < _REBUILD_AFTER:
+            plain = tuple(sorted(_added, key=len, reverse=True))
+        else:
+            auto = ahocorasick.Automaton()
+            for s in _resolved:
+                auto.add_word(s, len(s))
+            auto.make_automaton()
+            _added.clear()
+            plain = ()
+        _matcher = (_resolved, len(_resolved), auto, plain)
+        return auto, plain
 
 
 def redact(text: str) -> str:
@@ -109,28 +118,39 @@ def redact(text: str) -> str:
 
     Where secrets overlap in the text, the leftmost match wins, and the longest of those starting there.
     """
-    with _lock:
-        many = len(_resolved) > _AUTOMATON_ABOVE
-        secrets = () if many else tuple(sorted(_resolved, key=len, reverse=True))
-    if not many:
-        for s in secrets:
-            if s in text:
-                text = text.replace(s, "********")
-        return text
-    auto, pending = _automaton()
-    out: list[str] = []
-    last = 0
-    for end, size in auto.iter_long(text):  # non-overlapping, leftmost-longest
-        out.append(text[last:end + 1 - size])
-        out.append("********")
-        last = end + 1
-    if last:
-        out.append(text[last:])
-        text = "".join(out)
-    for s in pending:
+    auto, plain = _current()
+    if auto is not None:
+        out: list[str] = []
+        last = 0
+        for end, size in auto.iter_long(text):  # non-overlapping, leftmost-longest
+            out.append(text[last:end + 1 - size])
+            out.append("********")
+            last = end + 1
+        if last:
+            out.append(text[last:])
+            text = "".join(out)
+    for s in plain:
         if s in text:
             text = text.replace(s, "********")
     return text
+
+
+def _holds_secret(text: str) -> bool:
+    auto, plain = _current()
+    if auto is not None and next(auto.iter(text), None) is not None:
+        return True
+    return any(s in text for s in plain)
+
+
+def _strings(obj: object, out: list[str]) -> None:
+    if isinstance(obj, str):
+        out.append(obj)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _strings(v, out)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            _strings(v, out)
 
 
 def known() -> frozenset[str]:
@@ -144,12 +164,22 @@ def redact_tree(obj: object) -> object:
     """:func:`redact` every string inside a JSON-like value (dicts, lists, tuples), before it is serialised.
 
     Redacting the serialised text alone misses a secret that JSON escaping changed (a quote or a
-    backslash in it).
+    backslash in it). A value none of whose strings holds a secret comes back as it is, after one scan
+    of all its strings joined (a joined text without a secret has none in any part): a push result with
+    thousands of config lines costs one scan, not thousands of calls.
     """
+    strings: list[str] = []
+    _strings(obj, strings)
+    if not _holds_secret("\n".join(strings)):
+        return obj
+    return _redact_each(obj)
+
+
+def _redact_each(obj: object) -> object:
     if isinstance(obj, str):
         return redact(obj)
     if isinstance(obj, dict):
-        return {k: redact_tree(v) for k, v in obj.items()}
+        return {k: _redact_each(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [redact_tree(v) for v in obj]
+        return [_redact_each(v) for v in obj]
     return obj

@@ -89,3 +89,19 @@ def test_secrets_learnt_after_the_automaton_was_built_are_redacted_too() -> None
         text = f"x {v} y {first[i]} z {later[i // 2]}"
         assert secrets.redact(text) == "x ******** y ******** z ********", i
     assert secrets.redact("no secret here") == "no secret here"
+
+
+@pytest.mark.parametrize("count", [3, 300], ids=["one-by-one", "automaton"])
+def test_redact_tree_redacts_every_string_and_leaves_clean_trees_alone(count: int) -> None:
+    values = [f"tree-secret-{i:04d}" for i in range(count)]
+    for v in values:
+        secrets.remember(v)
+    secrets.remember("ab\ncd-joined")  # only the join of two strings would show it: never redacted
+    commands = [f"nv set interface swp{i} description port-{i}" for i in range(2000)]
+    clean = {"device": "leaf-r0", "result": {"commands": commands, "notes": [("a", "b")], "n": 3}}
+    assert secrets.redact_tree(clean) == clean
+    dirty = {"result": {"commands": [*commands[:5], f"nv set system password {values[-1]}"],
+                        "pair": ["xx ab", "cd-joined yy"], "n": 3}}
+    assert secrets.redact_tree(dirty) == {"result": {
+        "commands": [*commands[:5], "nv set system password ********"], "pair": ["xx ab", "cd-joined yy"],
+        "n": 3}}
