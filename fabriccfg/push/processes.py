@@ -285,6 +285,10 @@ class ProcessRunner:
         return [w for w in self.workers if not w.dead]
 
     def _run_batch(self, names: list[str]) -> None:
+        for worker in self._alive():
+            if not worker.process.is_alive():  # died between batches, holding no device: replace it
+                worker.process.join(5)
+                worker.dead = _death(worker.process)
         want = min(self.processes, len(names))
         if len(self._alive()) < want:
             self._spawn(want - len(self._alive()))
