@@ -22,7 +22,6 @@ What a kill leaves:
 from __future__ import annotations
 
 import contextlib
-import math
 import multiprocessing as mp
 import os
 import pickle
@@ -117,16 +116,17 @@ class _Pipe(Display):
 
 
 def worker_main(conn: Connection) -> None:
-    """A push worker process: ``init`` (secrets, options, threads), then one ``run`` per batch share."""
+    """A push worker process: ``init`` (secrets, options), then one ``run`` per batch share (its devices,
+    their run-wide indexes, its threads)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C reaches the parent, which relays it
-    kind, known, opts, threads, runner_opts = conn.recv()
+    kind, known, opts, runner_opts = conn.recv()
     assert kind == "init"
     for value in known:
         secrets.remember(value, "from the parent push process")
     journal = Journal(opts.run_dir)
     opts = replace(opts, journal=journal)
     control = _Control()
-    todo: queue.Queue[tuple[list[DeviceJob], dict[str, int]] | None] = queue.Queue()
+    todo: queue.Queue[tuple[list[DeviceJob], dict[str, int], int] | None] = queue.Queue()
 
     def read() -> None:
         while True:
@@ -138,7 +138,7 @@ def worker_main(conn: Connection) -> None:
                 todo.put(None)
                 return
             if msg[0] == "run":
-                todo.put((msg[1], msg[2]))
+                todo.put((msg[1], msg[2], int(msg[3])))
             elif msg[0] == "interrupt":
                 control.interrupt(bool(msg[1]))
             elif msg[0] == "stop":
@@ -158,7 +158,7 @@ def worker_main(conn: Connection) -> None:
 
     try:
         while (got := todo.get()) is not None:
-            share, where = got
+            share, where, threads = got
             indexes.update(where)
             runner = Runner(share, run_one, replace(runner_opts, workers=threads), display,
                             catch=(signal.SIGTERM,))
@@ -204,7 +204,6 @@ class ProcessRunner:
         self.display = display
         self.journal = journal
         self.processes = max(1, processes)
-        self.threads = max(1, math.ceil(runner.workers / self.processes))
         self.results: dict[str, DeviceResult] = {}
         self.by_name = {j.name: j for j in self.jobs}
         self.index = {j.name: i for i, j in enumerate(self.jobs)}
@@ -274,12 +273,12 @@ class ProcessRunner:
                                      daemon=True)
             proc.start()
             child.close()
-            parent.send(("init", known, self.opts, self.threads, self.runner))
+            parent.send(("init", known, self.opts, self.runner))
             worker = _Worker(len(self.workers), proc, parent)
             self.workers.append(worker)
             started.append(worker)
         # durable before any worker gets a device: ``--recover`` refuses while one of them lives
-        self.journal.write("workers", pids=[w.process.pid for w in started], threads=self.threads)
+        self.journal.write("workers", pids=[w.process.pid for w in started])
 
     def _alive(self) -> list[_Worker]:
         return [w for w in self.workers if not w.dead]
@@ -293,12 +292,16 @@ class ProcessRunner:
         if len(self._alive()) < want:
             self._spawn(want - len(self._alive()))
         alive = self._alive()[:want]
+        base, extra = divmod(max(self.runner.workers, len(alive)), len(alive))  # W threads in all, not more
         for i, worker in enumerate(alive):
             share = names[i::len(alive)]
-            self.journal.write("share", pid=worker.process.pid, devices=share)  # who pushes what, on disk
+            threads = base + (1 if i < extra else 0)
+            self.journal.write("share", pid=worker.process.pid, devices=share,  # who pushes what, on disk
+                               threads=threads)
             worker.assigned |= set(share)
             worker.busy = True
-            self._send(worker, ("run", [self.by_name[n] for n in share], {n: self.index[n] for n in share}))
+            self._send(worker, ("run", [self.by_name[n] for n in share], {n: self.index[n] for n in share},
+                                threads))
         while any(w.busy for w in alive):
             self._signals()
             busy = [w for w in alive if w.busy]

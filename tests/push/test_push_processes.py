@@ -120,7 +120,7 @@ def test_two_processes_push_each_device_once_into_one_journal(mock: MockFabric, 
     targets = [j.name for j in jobs if j.target]
     assert len(targets) >= 8
     rep = api.push(fabric, jobs, run_base=tmp_path / "runs", confirm_timeout=60,
-                   runner=RunnerOptions(workers=6, timeout=60, processes=2))
+                   runner=RunnerOptions(workers=5, timeout=60, processes=2))
     assert rep.options["processes"] == 2
     assert {d.name: d.state for d in rep.devices if d.target} == dict.fromkeys(targets, "applied")
     run_dir = Path(rep.run_dir)
@@ -131,6 +131,7 @@ def test_two_processes_push_each_device_once_into_one_journal(mock: MockFabric, 
     assert len(pids) == 2 and os.getpid() not in pids
     shares = [r for r in recs if r["event"] == "share"]
     assert sorted(r["pid"] for r in shares) == sorted(pids)
+    assert sum(r["threads"] for r in shares) == 5  # --workers is the run's total, split, never added to
     given = [n for r in shares for n in r["devices"]]
     assert sorted(given) == sorted(targets)  # disjoint and complete
     for name in targets:  # one started and one result per device, its states in transaction order
