@@ -309,8 +309,12 @@ SNMP_AGENT = _m.Agent(
     sys_object_id=(1, 3, 6, 1, 4, 1, 9, 12, 3, 1, 3, 2238),
 )
 SHOW_COMMANDS = (
+    (_re.compile(r"^show queuing interface$", _re.IGNORECASE), _ct.no_args(_renderers.nxos_queuing_all)),
     (_re.compile(rf"^show queuing interface {_ct.PORT}$", _re.IGNORECASE),
      _ct.with_port(_renderers.nxos_queuing_interface)),
+    (_re.compile(r"^show queuing pfc-queue detail$", _re.IGNORECASE),
+     _ct.no_args(_renderers.nxos_pfc_queue_all)),
     (_re.compile(rf"^show queuing pfc-queue interface {_ct.PORT}(?: detail)?$", _re.IGNORECASE),
      _ct.with_port(_renderers.nxos_pfc_queue_detail)),
 )
+"""The bulk forms fabriccfg collects (every interface, one command each) and the per-interface forms."""

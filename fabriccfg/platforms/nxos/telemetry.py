@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from fabriccfg.platforms.nxos import parsers as _parse
 from fabriccfg.telemetry import tables as _tt
-from fabriccfg.telemetry.commands import show_port as _show_port
+from fabriccfg.telemetry.commands import show as _show
 from fabriccfg.telemetry.spec import TelemetrySpec as _TelemetrySpec
 
 SHOW = (
-    _show_port("nxos-queuing", "show queuing interface {port}", _parse.queuing_samples),
-    _show_port("nxos-pfcwd", "show queuing pfc-queue interface {port} detail", _parse.pfc_queue_samples),
+    _show("nxos-queuing", "show queuing interface", _parse.queuing_samples),
+    _show("nxos-pfcwd", "show queuing pfc-queue detail", _parse.pfc_queue_samples),
 )
-"""Per-queue ECN/drop counters and PFC-watchdog state per port."""
+"""Per-queue ECN/drop counters, PFC per CoS and PFC-watchdog state: one command each for every interface
+(Cisco's NX-API schema makes the interface optional; before, one command per port: 2 x 64 per leaf)."""
 # The standard MIBs only; per-queue counters come from show commands.
 TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.LLDP), cli=SHOW)

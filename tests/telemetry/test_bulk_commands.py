@@ -1,0 +1,45 @@
+"""One show command per device where the NOS prints every interface (#14 "Bulk collection").
+
+NX-OS: ``show queuing interface`` and ``show queuing pfc-queue detail`` take an optional interface (Cisco's
+NX-API schema, tests/telemetry/fixtures/nxos_*/SOURCE): without it the switch answers every interface in
+one reply. The collector runs that form; these tests pin that it does, and that the one reply carries
+exactly what the per-port replies carried (same samples), so nothing is lost by the switch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fabriccfg.inventory.load import load_fabric
+from fabriccfg.mock import cli_telemetry as C
+from fabriccfg.mock.traffic import TrafficModel
+from fabriccfg.platforms.nxos import parsers as nx
+from fabriccfg.platforms.nxos import telemetry as nx_telemetry
+
+INV = Path(__file__).resolve().parents[2] / "inventories"
+T0 = 1_750_000_000.0
+
+
+def test_nxos_runs_one_command_per_device_for_each_table() -> None:
+    cmds = [(c.command, c.per) for c in nx_telemetry.TELEMETRY.cli]
+    assert cmds == [("show queuing interface", "device"), ("show queuing pfc-queue detail", "device")]
+
+
+def test_nxos_bulk_reply_equals_the_per_port_replies() -> None:
+    model = TrafficModel(load_fabric(INV / "roce-lab.yaml"), ["pause-storm:gpu01:mlx5_3"], seed=1, t0=T0)
+    ports = model.ports("leaf-r3")
+    assert len(ports) > 1
+    for bulk, one, parse in (
+        ("show queuing interface", "show queuing interface {}", nx.queuing_samples),
+        ("show queuing pfc-queue detail", "show queuing pfc-queue interface {} detail", nx.pfc_queue_samples),
+    ):
+        text, rc = C.run(model, "leaf-r3", bulk, T0 + 30) or ("", 1)
+        assert rc == 0
+        together = {(s.port, s.metric, s.labels, s.value) for s in parse("leaf-r3", text)}
+        apart = set()
+        for p in ports:
+            t, rc = C.run(model, "leaf-r3", one.format(p), T0 + 30) or ("", 1)
+            assert rc == 0
+            apart |= {(s.port, s.metric, s.labels, s.value) for s in parse("leaf-r3", t)}
+        assert {s[0] for s in together} == set(ports)
+        assert together == apart, bulk
