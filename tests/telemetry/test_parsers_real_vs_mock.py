@@ -50,6 +50,8 @@ MOCK_COMMAND: dict[str, tuple[str, list[str], str, str]] = {
     # vendorcap block (EOS / NX-OS, #11 + #15 + #14): the bulk commands the collector runs
     "nxos_queuing": ("roce-lab", ["congestion:gpu01"], "leaf-r3", "show queuing interface"),
     "nxos_pfc_queue": ("roce-lab", ["pause-storm:gpu01:mlx5_3"], "leaf-r3", "show queuing pfc-queue detail"),
+    "eos_lanz": ("roce-lab", ["congestion:gpu01"], "leaf-r2",
+                 "show queue-monitor length limit 30 seconds | json"),
 }
 NO_CAPTURE = {"eos_pfcwd"}
 """No published capture found (each folder's SOURCE lists what was searched)."""
@@ -86,7 +88,7 @@ ONLY_MOCK: dict[str, dict[str, str]] = {
     },
 }
 EXACT = {"sonic_pfc", "sonic_pfcwd", "sonic_queue", "sonic_wred", "nvue_roce", "nvue_pfcwd", "sminfo",
-         "eos_ecn", "eos_pfc", "nxos_pfc_queue"}
+         "eos_ecn", "eos_pfc", "nxos_pfc_queue", "eos_lanz"}
 """Same structure both ways. Elsewhere the real captures show optional parts a given scenario does not
 produce (thresholds, suppressed lists, other output modes): there the mock's structure must be a subset."""
 _INSTANCE = re.compile(r"^(?:[A-Za-z][A-Za-z-]*)?\d+(?:/\d+)*$|^0x[0-9a-fA-F]+$|^ALL$")
@@ -170,7 +172,7 @@ def test_mock_parses_like_the_real_capture(folder: str) -> None:
         f" only in mock: {sorted(only_mock)}")
 
 
-JSON_REPLIES = {"eos_ecn", "eos_pfc"}
+JSON_REPLIES = {"eos_ecn", "eos_pfc", "eos_lanz"}
 """Folders whose command answers JSON: there the raw replies themselves must have the same shape (keys,
 and value types such as EOS's string ECN counts), not only the parsed structure."""
 
