@@ -22,78 +22,109 @@ from typing import Any
 from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.telemetry.parsers._table import num
 
-_IFACE = re.compile(r"^\s*(?:Egress|Ingress) Queuing for (?P<port>\S+)")
 _GROUP = re.compile(r"QOS GROUP (\d+)")
-_ROW = re.compile(r"^\s*\|\s*(?P<name>[^|]+?)\s*\|\s*(?P<uc>[\d,]+)\s*\|\s*(?P<mc>[\d,]+)\s*\|")
-_PFC_HEAD = re.compile(r"^\s*PFC_COS\s+QOS_Group\b")
-_PFC = re.compile(r"^\s*(?P<cos>\d)\s+(?P<group>\d+|-)\s+\S+\s+(?P<tx>[\d,]+)\s+\S+\s+(?P<rx>[\d,]+)\s*$")
-_WD_IFACE = re.compile(r"^\s*(?P<port>\S+) Interface PFC watchdog:")
 _WD_GROUP = re.compile(r"QOS GROUP (\d+)(?: \[(?P<state>[^\]]+)\])?.*PFC-COS \[(\d+)\]")
-_WD_ROW = re.compile(r"^\|\s*(?P<name>[^|]+?)\s*\|\s*(?P<v>[\d,]+)\s*\|")
 
 QUEUE_ROWS = {"Tx Pkts": "tc_tx_pkts", "Tx Byts": "tc_tx_bytes", "WRED/AFD & Tail Drop Pkts": "tc_tx_discard",
               "ECN Marked Pkts": "ecn_marked", "WD & Tail Drop Pkts": "tc_wd_tail_drop"}
 """Egress rows -> metrics. 'Q Depth Byts' is the queue's current depth, not a peak: not a watermark."""
 
 
-def _first_port(text: str, pattern: re.Pattern[str]) -> str | None:
-    for line in text.splitlines():
-        if m := pattern.match(line):
-            return m.group("port")
+def _first_port(lines: list[str], heads: tuple[str, ...], tail: str = "") -> str | None:
+    for line in lines:
+        s = line.strip()
+        if s.startswith(heads) and (not tail or tail in s):
+            return _port_of(s, heads, tail)
     return None
 
 
+def _port_of(s: str, heads: tuple[str, ...], tail: str) -> str | None:
+    """The interface of a header line: after ``X Queuing for`` or before `` Interface PFC watchdog``."""
+    if tail:
+        return s.split(tail, 1)[0].strip() or None
+    for h in heads:
+        if s.startswith(h):
+            rest = s[len(h):].split()
+            return rest[0] if rest else None
+    return None
+
+
+_Q_HEADS = ("Egress Queuing for ", "Ingress Queuing for ")
+_WD_TAIL = " Interface PFC watchdog:"
+
+
 def parse_queuing(text: str) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
-    """port -> {"queues": {qos group: {row name: unicast value}}, "pfc": {cos: {"tx", "rx"}}}."""
+    """port -> {"queues": {qos group: {row name: unicast value}}, "pfc": {cos: {"tx", "rx"}}}.
+
+    Plain string tests per line (no regex on the hot path): a 64-port reply is ~8,500 lines."""
     out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
-    port = _first_port(text, _IFACE)
+    lines = text.splitlines()
+    port = _first_port(lines, _Q_HEADS)
+    entry = out.setdefault(port, {"queues": {}, "pfc": {}}) if port else None
     group: str | None = None
     in_pfc = False
-    for line in text.splitlines():
-        if m := _IFACE.match(line):
-            port, group, in_pfc = m.group("port"), None, False
+    for line in lines:
+        s = line.strip()
+        if not s:
             continue
-        if port is None:
+        head = s[0]
+        if head == "|" and entry is not None:
+            if "QOS GROUP" in s:
+                m = _GROUP.search(s)
+                group = m.group(1) if m else None
+                continue
+            parts = s.split("|")
+            if group is not None and len(parts) >= 4:
+                v = num(parts[2])
+                if v is not None:
+                    entry["queues"].setdefault(group, {})[parts[1].strip()] = v
             continue
-        entry = out.setdefault(port, {"queues": {}, "pfc": {}})
-        if m := _GROUP.search(line):
-            group = m.group(1)
+        if head in "+-=":
             continue
-        if _PFC_HEAD.match(line):
+        if s.startswith(_Q_HEADS):
+            port, group, in_pfc = _port_of(s, _Q_HEADS, ""), None, False
+            entry = out.setdefault(port, {"queues": {}, "pfc": {}}) if port else None
+            continue
+        if entry is None:
+            continue
+        if in_pfc:
+            f = s.split()
+            if len(f) == 6 and f[0].isdigit() and len(f[0]) == 1:
+                tx, rx = num(f[3]), num(f[5])
+                if tx is not None and rx is not None:
+                    entry["pfc"][f[0]] = {"tx": tx, "rx": rx}
+            continue
+        if s.startswith("PFC_COS") and "QOS_Group" in s:
             in_pfc = True
-            continue
-        if (r := _ROW.match(line)) and group is not None:
-            v = num(r.group("uc"))
-            if v is not None:
-                entry["queues"].setdefault(group, {})[r.group("name")] = v
-            continue
-        if in_pfc and (p := _PFC.match(line)):
-            tx, rx = num(p.group("tx")), num(p.group("rx"))
-            if tx is not None and rx is not None:
-                entry["pfc"][p.group("cos")] = {"tx": tx, "rx": rx}
     return {p: e for p, e in out.items() if e["queues"] or e["pfc"]}
 
 
 def parse_pfc_queue(text: str) -> dict[str, dict[str, dict[str, int | str]]]:
     """port -> {pfc cos: {"state", "Shutdown", "Restored", "Total pkts dropped", ...}}."""
     out: dict[str, dict[str, dict[str, int | str]]] = {}
-    port = _first_port(text, _WD_IFACE)
+    lines = text.splitlines()
+    port = _first_port(lines, ("",), _WD_TAIL)
     cos: str | None = None
-    for line in text.splitlines():
-        if m := _WD_IFACE.match(line):
-            port, cos = m.group("port"), None
+    for line in lines:
+        s = line.strip()
+        if not s or s[0] in "+-":
             continue
-        if port is None:
+        if _WD_TAIL in s:
+            port, cos = _port_of(s, ("",), _WD_TAIL), None
             continue
-        if m := _WD_GROUP.search(line):
-            cos = m.group(3)
-            out.setdefault(port, {})[cos] = {"state": m.group("state") or ""}
+        if port is None or s[0] != "|":
             continue
-        r = _WD_ROW.match(line.strip())
-        if r and cos is not None:
-            v = num(r.group("v"))
+        if "QOS GROUP" in s:
+            m = _WD_GROUP.search(s)
+            if m:
+                cos = m.group(3)
+                out.setdefault(port, {})[cos] = {"state": m.group("state") or ""}
+            continue
+        parts = s.split("|")
+        if cos is not None and len(parts) >= 3:
+            v = num(parts[2])
             if v is not None:
-                out[port][cos][r.group("name")] = v
+                out[port][cos][parts[1].strip()] = v
     return out
 
 
