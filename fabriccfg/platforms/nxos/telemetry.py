@@ -13,5 +13,8 @@ SHOW = (
 )
 """Per-queue ECN/drop counters, PFC per CoS and PFC-watchdog state: one command each for every interface
 (Cisco's NX-API schema makes the interface optional; before, one command per port: 2 x 64 per leaf)."""
-# The standard MIBs only; per-queue counters come from show commands.
-TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.IEEE_PFC, _tt.LLDP), cli=SHOW)
+TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.LLDP), cli=SHOW)
+"""IF-MIB and LLDP-MIB over SNMP. The Nexus 9000 agent does not serve IEEE8021-PFC-MIB (absent from Cisco's
+MIB support list, telemetry/oids.py); it serves CISCO-PFC-EXT-MIB per priority, but ``show queuing interface``
+(needed anyway for the queues) already carries PFC per CoS, so polling both would report every PFC
+counter twice."""
