@@ -335,14 +335,19 @@ def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout:
     while True:
         data: str = conn.read_channel()
         if data:
+            seen = len(buf)
             buf += data
             if body_at < 0:
                 at = buf.find(echo) if echo else 0
                 if at >= 0:
                     nl = buf.find("\n", at + len(echo))
                     body_at = nl + 1 if nl >= 0 else -1
-            if body_at >= 0 and done.search(buf[body_at:] if not expect else buf):
-                break
+            if body_at >= 0:
+                # the prompt is the reply's last line: look from the last line start before the new data
+                # on (a 600 KB bulk reply arrives in hundreds of chunks; rescanning it all is quadratic)
+                tail = max(body_at, buf.rfind("\n", body_at, seen) if seen > body_at else body_at)
+                if done.search(buf if expect else buf[tail:]):
+                    break
             continue
         left = deadline - time.monotonic()
         if left <= 0:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from fabriccfg.telemetry.model import Sample, labels
+from fabriccfg.telemetry.model import LabelSet, Sample, labels
 from fabriccfg.telemetry.parsers._table import num
 
 _GROUP = re.compile(r"QOS GROUP (\d+)")
@@ -75,7 +75,8 @@ def parse_queuing(text: str) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
                 continue
             parts = s.split("|")
             if group is not None and len(parts) >= 4:
-                v = num(parts[2])
+                cell = parts[2].strip()
+                v = int(cell) if cell.isdigit() else num(cell)
                 if v is not None:
                     entry["queues"].setdefault(group, {})[parts[1].strip()] = v
             continue
@@ -130,14 +131,17 @@ def parse_pfc_queue(text: str) -> dict[str, dict[str, dict[str, int | str]]]:
 
 def queuing_samples(device: str, text: str) -> list[Sample]:
     out = []
+    tc_labels: dict[str, LabelSet] = {}
     for port, data in parse_queuing(text).items():
         for group, rows in data["queues"].items():
+            lbl = tc_labels.get(group) or tc_labels.setdefault(group, labels(tc=group))
             for name, metric in QUEUE_ROWS.items():
                 if name in rows:
-                    out.append(Sample(device, port, metric, labels(tc=group), rows[name], "counter64"))
+                    out.append(Sample(device, port, metric, lbl, rows[name], "counter64"))
         for cos, d in data["pfc"].items():
-            out.append(Sample(device, port, "pfc_rx_pause", labels(prio=cos), d["rx"], "counter64"))
-            out.append(Sample(device, port, "pfc_tx_pause", labels(prio=cos), d["tx"], "counter64"))
+            lbl = labels(prio=cos)
+            out.append(Sample(device, port, "pfc_rx_pause", lbl, d["rx"], "counter64"))
+            out.append(Sample(device, port, "pfc_tx_pause", lbl, d["tx"], "counter64"))
     return out
 
 
