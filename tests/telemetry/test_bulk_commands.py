@@ -11,10 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from fabriccfg.inventory.load import load_fabric
+from fabriccfg.inventory.models import Fabric
 from fabriccfg.mock import cli_telemetry as C
+from fabriccfg.mock.fabric import MockFabric
 from fabriccfg.mock.traffic import TrafficModel
 from fabriccfg.platforms.nxos import parsers as nx
 from fabriccfg.platforms.nxos import telemetry as nx_telemetry
+from fabriccfg.telemetry.collect import Collector
 
 INV = Path(__file__).resolve().parents[2] / "inventories"
 T0 = 1_750_000_000.0
@@ -43,3 +46,19 @@ def test_nxos_bulk_reply_equals_the_per_port_replies() -> None:
             apart |= {(s.port, s.metric, s.labels, s.value) for s in parse("leaf-r3", t)}
         assert {s[0] for s in together} == set(ports)
         assert together == apart, bulk
+
+
+def test_bulk_replies_over_ssh(roce_fabric: Fabric, tmp_path: Path) -> None:
+    """End to end on the mock's real SSH servers: NX-OS answers every cabled port from its two bulk commands
+    (the SSH reader finds the prompt after a reply of many chunks), and EOS's LANZ reply becomes
+    ``queue_watermark_bytes`` gauges."""
+    nxos = next(s.name for s in roce_fabric.switches if s.platform == "nxos")
+    eos = next(s.name for s in roce_fabric.switches if s.platform == "eos")
+    with MockFabric(roce_fabric, workdir=tmp_path) as mock, Collector(timeout=30) as col:
+        snap = col.collect(roce_fabric, mock.endpoints, devices=[nxos, eos])
+    assert snap.errors == {}
+    cabled = {p for (d, p) in roce_fabric.neighbours if d == nxos}
+    for metric in ("tc_tx_pkts", "pfc_rx_pause", "pfcwd_status"):
+        assert {s.port for s in snap.select(metric, nxos)} >= cabled, metric
+    marks = snap.select("queue_watermark_bytes", eos)
+    assert marks and all(s.kind == "gauge" and isinstance(s.value, int) and s.value > 0 for s in marks)
