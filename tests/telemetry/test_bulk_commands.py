@@ -62,3 +62,15 @@ def test_bulk_replies_over_ssh(roce_fabric: Fabric, tmp_path: Path) -> None:
         assert {s.port for s in snap.select(metric, nxos)} >= cabled, metric
     marks = snap.select("queue_watermark_bytes", eos)
     assert marks and all(s.kind == "gauge" and isinstance(s.value, int) and s.value > 0 for s in marks)
+
+
+def test_nxos_pfc_row_with_a_64_bit_count() -> None:
+    """The PFC table's columns are fixed-width (7, 10, 10, 20, 10, 20 in the published FX2 capture): a
+    20-digit count leaves no blank after the state word, and the row must still parse."""
+    big = 18446744073709551000
+    text = "\n".join([
+        "Ingress Queuing for Ethernet1/51",
+        "PFC_COS QOS_Group   TxPause             TxCount   RxPause             RxCount",
+        f"{5:>7}{5:>10}{'Active':>10}{big:>20}{'Inactive':>10}{7:>20}",
+    ])
+    assert nx.parse_queuing(text) == {"Ethernet1/51": {"queues": {}, "pfc": {"5": {"tx": big, "rx": 7}}}}

@@ -23,6 +23,9 @@ from fabriccfg.telemetry.model import LabelSet, Sample, labels
 from fabriccfg.telemetry.parsers._table import num
 
 _GROUP = re.compile(r"QOS GROUP (\d+)")
+_PFC_ROW = re.compile(r"^(?P<cos>\d)\s+(?:\d+|-)\s+[A-Za-z]+\s*(?P<tx>[\d,]+)\s+[A-Za-z]+\s*(?P<rx>[\d,]+)$")
+"""A PFC table row. Columns are fixed-width (7, 10, 10, 20, 10, 20 in the FX2 capture): a 20-digit count
+touches the state word before it, so the row is matched, not split on blanks."""
 _WD_GROUP = re.compile(r"QOS GROUP (\d+)(?: \[(?P<state>[^\]]+)\])?.*PFC-COS \[(\d+)\]")
 
 QUEUE_ROWS = {"Tx Pkts": "tc_tx_pkts", "Tx Byts": "tc_tx_bytes", "WRED/AFD & Tail Drop Pkts": "tc_tx_discard",
@@ -89,11 +92,10 @@ def parse_queuing(text: str) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
         if entry is None:
             continue
         if in_pfc:
-            f = s.split()
-            if len(f) == 6 and f[0].isdigit() and len(f[0]) == 1:
-                tx, rx = num(f[3]), num(f[5])
+            if m := _PFC_ROW.match(s):
+                tx, rx = num(m.group("tx")), num(m.group("rx"))
                 if tx is not None and rx is not None:
-                    entry["pfc"][f[0]] = {"tx": tx, "rx": rx}
+                    entry["pfc"][m.group("cos")] = {"tx": tx, "rx": rx}
             continue
         if s.startswith("PFC_COS") and "QOS_Group" in s:
             in_pfc = True
