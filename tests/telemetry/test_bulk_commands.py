@@ -74,3 +74,10 @@ def test_nxos_pfc_row_with_a_64_bit_count() -> None:
         f"{5:>7}{5:>10}{'Active':>10}{big:>20}{'Inactive':>10}{7:>20}",
     ])
     assert nx.parse_queuing(text) == {"Ethernet1/51": {"queues": {}, "pfc": {"5": {"tx": big, "rx": 7}}}}
+
+
+def test_nxos_parsers_on_an_error_reply() -> None:
+    """An NX-OS error (or any unexpected text) parses to nothing; the collector reports the command."""
+    err = "                  ^\n% Invalid command at '^' marker.\n"
+    assert nx.parse_queuing(err) == {} and nx.parse_pfc_queue(err) == {}
+    assert nx.queuing_samples("sw", "| Tx Pkts | 1 | 0 |\n") == []  # rows without any interface named
