@@ -204,7 +204,8 @@ def live(fabric, tmp_path, checks, scenario: str | None, samples: int = 2) -> Re
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("target", ["leaf-r1:Ethernet0", "leaf-r0:swp3"], ids=["sonic", "cumulus"])
+@pytest.mark.parametrize("target", ["leaf-r1:Ethernet0", "leaf-r0:swp3", "leaf-r2:Ethernet1/1"],
+                         ids=["sonic", "cumulus", "eos-lanz"])
 def test_live_microburst(roce, tmp_path, checks, target) -> None:
     live_checks = [c for c in checks if c.id != "config-drift"]
     report = live(roce, tmp_path, live_checks, f"microburst:{target}")
