@@ -59,10 +59,28 @@ def _command(conn: Any, line: str, timeout: float) -> str:
     """One command's output: the event-driven reader of :mod:`fabriccfg.connect` sessions (wakes on
     data; netmiko's ``send_command`` spends a prompt round trip and 25 ms read loops on each of a
     leaf's 64 per-port commands), ``send_command`` for other connection objects."""
+    if len(line) > WIDE_LINE:
+        _widen(conn, len(line))
     fast = getattr(conn, "fc_command", None)
     if fast is not None:
         return str(fast(line, timeout=timeout))
     return str(conn.send_command(line, read_timeout=timeout, strip_prompt=True, strip_command=True))
+
+
+WIDE_LINE = 400
+"""netmiko opens a 511-column terminal; a longer line (a batched per-port command is 3-5 kB) would come
+back wrapped by the shell's line editor, and the echo the reader waits for would never match."""
+
+
+def _widen(conn: Any, length: int) -> None:
+    """Make the session's terminal wider than ``length`` (SSH window-change; once per session)."""
+    chan = getattr(conn, "remote_conn", None)
+    want = min(65535, max(511, length + 100))
+    if chan is None or getattr(conn, "_fc_width", 511) >= want or not hasattr(chan, "resize_pty"):
+        return
+    with contextlib.suppress(Exception):  # a server that refuses it still gets the command
+        chan.resize_pty(width=want, height=1000)
+        conn._fc_width = want
 
 
 class Sessions:

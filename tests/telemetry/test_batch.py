@@ -67,6 +67,7 @@ def _per_port_jobs(fabric: Fabric, endpoints: dict, devices: list[str]) -> list[
     """The old plan: one SSH command per port (switch) or NIC (host), parsed by the per-port parsers."""
     wd = CliCommand("nvue-pfcwd", "", lambda text, ctx: nvue.watchdog_samples(ctx.device, ctx.port, text))
     roce = CliCommand("nvue-roce", "", _roce_counters)
+    buf = CliCommand("nvue-buffer", "", lambda text, ctx: nvue.buffer_samples(ctx.device, ctx.port, text))
     prio = fabric.roce.roce_priority if fabric.roce else 3
     jobs = []
     for name in devices:
@@ -78,6 +79,7 @@ def _per_port_jobs(fabric: Fabric, endpoints: dict, devices: list[str]) -> list[
                     ctx = CliContext(name, p, roce_prio=prio)
                     cmds.append((f"nv show interface {p} qos roce counters", roce, ctx))
                     cmds.append((f"nv show interface {p} qos pfc-watchdog", wd, ctx))
+                    cmds.append((f"nv show interface {p} qos buffer", buf, ctx))
         elif isinstance(dev, Host):
             one = CliCommand("ethtool", "", ETHTOOL.parser)
             for nic in dev.nics:
@@ -95,8 +97,8 @@ def test_one_command_per_device_gives_the_per_port_series(roce_fabric: Fabric, t
     with mock_fabric.MockFabric(fabric, workdir=tmp_path, snmp=False) as mock:
         p = plan(fabric, mock.endpoints, devices=devices)
         lines = {job.endpoint.name: [line for line, _, _ in job.commands] for job in p.cli}
-        for name in devices:  # the RoCE counters, the watchdog and ethtool: one line each
-            assert len(lines[name]) == (2 if isinstance(fabric.devices[name], Switch) else 1), lines[name]
+        for name in devices:  # the RoCE counters, the watchdog, the buffers and ethtool: one line each
+            assert len(lines[name]) == (3 if isinstance(fabric.devices[name], Switch) else 1), lines[name]
         if release is None:
             assert "nv show interface qos-roce-counters" in lines["leaf-r0"]
         else:

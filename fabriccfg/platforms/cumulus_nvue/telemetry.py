@@ -43,12 +43,16 @@ SHOW = (
     _CliCommand("nvue-roce", "nv show interface qos-roce-counters", _roce_counters_all, when=_all_interfaces),
     _CliCommand("nvue-roce", "nv show interface {port} qos roce counters", _roce_counters, per="port",
                 batch=True, when=_per_port),
-    # NVUE has no all-interfaces watchdog view (NVUE reference, QoS): per port, in one shell line
+    # NVUE has no all-interfaces watchdog or buffer view (NVUE reference, QoS): per port, in one shell line
     _dc.replace(_show_port("nvue-pfcwd", "nv show interface {port} qos pfc-watchdog",
                            _parse.watchdog_samples), batch=True),
+    _dc.replace(_show_port("nvue-buffer", "nv show interface {port} qos buffer", _parse.buffer_samples),
+                batch=True),
 )
-"""ECN marks, PFC (RoCE counters) and PFC-watchdog counters: what the SNMP tables lack. Cumulus' CLI is
-bash, so per-port commands run in one command line (:mod:`fabriccfg.telemetry.batch`)."""
+"""ECN marks (RoCE counters), PFC-watchdog counters and buffer watermarks ("Max Usage" of the egress
+traffic classes and ingress priority groups; NVUE reference, Show Commands / QoS, Cumulus Linux 5.4+):
+what the SNMP tables lack. Cumulus' CLI is bash, so per-port commands run in one command line
+(:mod:`fabriccfg.telemetry.batch`)."""
 TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.LLDP), cli=SHOW)
 """Cumulus' snmpd serves IF-MIB and LLDP-MIB (lldpd AgentX) but no PFC or queue MIB (its "Supported MIBs"
 page, telemetry/oids.py): PFC, ECN and watchdog counters come from the NVUE show commands."""
