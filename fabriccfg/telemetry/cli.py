@@ -49,6 +49,8 @@ class CliResult:
     ok: set[str] = field(default_factory=set)
     """Names of the commands that ran and parsed."""
     by_command: dict[str, list[Sample]] = field(default_factory=dict)
+    metric_ts: dict[tuple[str, str], float] = field(default_factory=dict)
+    """(device, metric) -> when the command that first gave it answered (the middle of its run)."""
 
 
 Connect = Callable[..., Session]
@@ -197,6 +199,7 @@ def _run_commands(conn: Any, job: CliJob, res: CliResult, timeout: float) -> boo
         if line in done:
             continue
         done.add(line)
+        started = time.time()
         try:
             output = _command(conn, line, timeout)
         except Exception as exc:
@@ -220,6 +223,9 @@ def _run_commands(conn: Any, job: CliJob, res: CliResult, timeout: float) -> boo
             got.extend(samples)
         res.samples.extend(got)
         res.by_command.setdefault(cmd.name, []).extend(got)
+        at = (started + time.time()) / 2
+        for dm in {s[:3:2] for s in got}:  # (device, metric)
+            res.metric_ts.setdefault(dm, at)
         if cmd.followups is not None:
             queue.extend((extra, dataclasses.replace(cmd, followups=None), ctx)
                          for extra in cmd.followups(res.samples, ctx))

@@ -341,6 +341,7 @@ class Collector:
         # One sample per key. Precedence: SNMP, then what a device says about itself over SSH, then
         # fabric-wide tools run elsewhere (ibqueryerrors on the SM host), then zero-fill.
         seen = {s.key for s in snap}
+        from_snmp = {s[:3:2] for s in snap}  # (device, metric): SNMP's timestamp is the device's
         local: list[Sample] = []
         remote: list[Sample] = []
         fill: list[Sample] = []
@@ -351,6 +352,9 @@ class Collector:
             for s in cres.samples:
                 (local if s.device == cres.device else remote).append(s)
                 snap.device_ts.setdefault(s.device, cres.finished)
+            for dm, t in cres.metric_ts.items():
+                if dm not in from_snmp:
+                    snap.metric_ts.setdefault(dm, t)
             if {"ibqueryerrors", "ibnetdiscover"} <= cres.ok:
                 fill.extend(zero_fill_ib(cres.by_command["ibqueryerrors"], cres.by_command["ibnetdiscover"]))
         for s in itertools.chain(local, remote, fill):

@@ -89,9 +89,11 @@ def compute_rates(prev: Snapshot | None, cur: Snapshot) -> dict[SampleKey, Rate]
     """A :class:`Rate` for every counter sample in ``cur`` (``first`` when ``prev`` lacks it)."""
     out: dict[SampleKey, Rate] = {}
     prev_index = prev.index() if prev is not None else {}
+    own = _metric_dts(prev, cur)
     for device, rows in cur.samples.items():
         dt = cur.time_of(device) - prev.time_of(device) if prev is not None else 0.0
         was_restarted = prev is not None and restarted(prev.uptime.get(device), cur.uptime.get(device), dt)
+        dts = own.get(device)
         for s in rows:
             if s.kind not in COUNTER_KINDS:
                 continue
@@ -100,5 +102,18 @@ def compute_rates(prev: Snapshot | None, cur: Snapshot) -> dict[SampleKey, Rate]
             if old is None or old.kind != s.kind:
                 out[key] = Rate(None, "first")
                 continue
-            out[key] = counter_rate(old.value, s.value, s.kind, dt, restarted=was_restarted)
+            sdt = dts.get(s.metric, dt) if dts else dt
+            out[key] = counter_rate(old.value, s.value, s.kind, sdt, restarted=was_restarted)
+    return out
+
+
+def _metric_dts(prev: Snapshot | None, cur: Snapshot) -> dict[str, dict[str, float]]:
+    """device -> metric -> seconds between its two reads, for the metrics read from another source than
+    the device's timestamp (a CLI command after the SNMP walk): on a loaded collector the two sources
+    can answer a second apart, and a rate over a short interval divided by the wrong one is far off."""
+    out: dict[str, dict[str, float]] = {}
+    if prev is None or not (cur.metric_ts or prev.metric_ts):
+        return out
+    for device, metric in set(cur.metric_ts) | set(prev.metric_ts):
+        out.setdefault(device, {})[metric] = cur.time_of(device, metric) - prev.time_of(device, metric)
     return out

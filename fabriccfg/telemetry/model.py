@@ -17,8 +17,9 @@ Contract for consumers (verify / watch / exporters):
 - A :class:`Snapshot` is one collection round: ``ts`` (unix seconds when the round started),
   ``samples`` (device -> list of samples), ``uptime`` (device -> sysUpTime in hundredths of a second,
   when the device has an agent), ``device_ts`` (device -> unix seconds when that device answered;
-  rates use it), ``errors`` (device -> list of one-line messages; a device with errors may still
-  have partial samples).
+  rates use it), ``metric_ts`` ((device, metric) -> unix seconds when the source of that metric
+  answered, where it is not the device's ``device_ts``: a CLI command read after the SNMP walk),
+  ``errors`` (device -> list of one-line messages; a device with errors may still have partial samples).
 - :func:`fabriccfg.telemetry.counters.compute_rates` ``(prev, cur) -> dict[SampleKey, Rate]`` gives
   a :class:`Rate` for every counter sample of ``cur``: ``value_per_s`` (float, or ``None`` when no
   rate can be given), ``status`` (see :data:`RateStatus`) and ``delta`` (exact int, or ``None``).
@@ -96,6 +97,9 @@ class Snapshot:
     uptime: dict[str, int] = field(default_factory=dict)
     errors: dict[str, list[str]] = field(default_factory=dict)
     device_ts: dict[str, float] = field(default_factory=dict)
+    metric_ts: dict[tuple[str, str], float] = field(default_factory=dict)
+    """When the source of a device's metric answered, where that is not ``device_ts`` (its SNMP walk):
+    a rate divides by the time between two reads of the same source, not of another one."""
 
     def add(self, sample: Sample) -> None:
         self.samples.setdefault(sample.device, []).append(sample)
@@ -125,7 +129,11 @@ class Snapshot:
         rows = self.samples.get(device, []) if device is not None else list(self)
         return [s for s in rows if s.metric == metric]
 
-    def time_of(self, device: str) -> float:
+    def time_of(self, device: str, metric: str | None = None) -> float:
+        if metric is not None and self.metric_ts:
+            t = self.metric_ts.get((device, metric))
+            if t is not None:
+                return t
         return self.device_ts.get(device, self.ts)
 
     def merge(self, other: Snapshot) -> None:
@@ -138,6 +146,8 @@ class Snapshot:
             self.uptime.setdefault(dev, up)
         for dev, t in other.device_ts.items():
             self.device_ts.setdefault(dev, t)
+        for dm, t in other.metric_ts.items():
+            self.metric_ts.setdefault(dm, t)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -146,6 +156,7 @@ class Snapshot:
             "uptime": dict(self.uptime),
             "errors": {d: list(m) for d, m in self.errors.items()},
             "device_ts": dict(self.device_ts),
+            "metric_ts": [[d, m, t] for (d, m), t in self.metric_ts.items()],
         }
 
     @classmethod
@@ -156,6 +167,7 @@ class Snapshot:
             uptime={d: int(v) for d, v in data.get("uptime", {}).items()},
             errors={d: list(m) for d, m in data.get("errors", {}).items()},
             device_ts={d: float(v) for d, v in data.get("device_ts", {}).items()},
+            metric_ts={(str(d), str(m)): float(t) for d, m, t in data.get("metric_ts", [])},
         )
 
 

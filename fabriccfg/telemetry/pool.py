@@ -191,6 +191,9 @@ def merge(parts: list[tuple[Shard, Snapshot]]) -> Snapshot:
         for dev, ts in part.device_ts.items():
             if in_shard(dev, shard) or dev not in snap.device_ts:
                 snap.device_ts[dev] = ts
+        for (dev, metric), ts in part.metric_ts.items():
+            if in_shard(dev, shard) or (dev, metric) not in snap.metric_ts:
+                snap.metric_ts[(dev, metric)] = ts
     for s in remote:
         if s.key not in seen:
             seen.add(s.key)

@@ -334,7 +334,7 @@ def _only(snap: Snapshot, metrics: frozenset[str]) -> Snapshot:
     rows = {d: [s for s in v if s.metric in metrics or s.kind not in COUNTER_KINDS]
             for d, v in snap.samples.items()}
     return Snapshot(ts=snap.ts, samples=rows, uptime=snap.uptime, errors=snap.errors,
-                    device_ts=snap.device_ts)
+                    device_ts=snap.device_ts, metric_ts=snap.metric_ts)
 
 
 def build_points(snapshots: Sequence[Snapshot], metrics: frozenset[str] | None = None) -> list[Point]:

@@ -53,6 +53,9 @@ def test_roce_lab(roce_fabric: Fabric, tmp_path: Path, scenarios: list[str]) -> 
         assert expected <= by_dev[sw.name], (sw.platform, sorted(by_dev[sw.name]))
         cabled = {p for (d, p) in roce_fabric.neighbours if d == sw.name}
         assert {s.port for s in s2.select("if_in_octets", sw.name)} == cabled
+    for sw in roce_fabric.switches:  # SNMP counters keep the walk's time; CLI ones carry their command's
+        assert (sw.name, "if_in_octets") not in s2.metric_ts
+        assert (sw.name, "ecn_marked") in s2.metric_ts, sw.platform
     for s in s2.select("lldp_neighbor"):
         assert roce_fabric.neighbours[(s.device, s.port or "")][0] == s.value
     for host in roce_fabric.hosts:

@@ -124,3 +124,25 @@ def test_compute_rates_never_raises_and_never_negative(values: list[int]) -> Non
         for rate in compute_rates(prev, cur).values():
             assert rate.value_per_s is None or rate.value_per_s >= 0
             assert rate.delta is None or rate.delta >= 0
+
+
+def test_a_metric_read_by_another_source_is_divided_by_its_own_interval() -> None:
+    """SNMP answered at 100.0 and 100.2, the CLI command at 100.9 and 101.1 (a loaded collector):
+    the CLI counter moved 2,000 in 0.2 s of its own reads, not in the SNMP reads' 0.2 s plus skew."""
+    def snap(ts: float, snmp_at: float, cli_at: float, octets: int, pauses: int) -> Snapshot:
+        s = Snapshot(ts=ts, device_ts={"leaf": snmp_at}, metric_ts={("leaf", "pfc_rx_pause"): cli_at})
+        s.add(Sample("leaf", "swp1", "if_in_octets", (), octets, "counter64"))
+        s.add(Sample("leaf", "swp1", "pfc_rx_pause", labels(prio=3), pauses, "counter64"))
+        return s
+
+    a = snap(100.0, 100.0, 100.9, 0, 0)
+    b = snap(100.2, 100.2, 101.1, 1_000, 2_000)
+    rates = compute_rates(a, b)
+    octets = rates[("leaf", "swp1", "if_in_octets", ())].value_per_s
+    pauses = rates[("leaf", "swp1", "pfc_rx_pause", labels(prio=3))].value_per_s
+    assert octets is not None and abs(octets - 5_000.0) < 1e-6
+    assert pauses is not None and abs(pauses - 10_000.0) < 1e-6
+    # a snapshot without the CLI time (older JSON) falls back to the device's time
+    back = Snapshot.from_json(b.to_json())
+    assert back.metric_ts == b.metric_ts
+    assert b.time_of("leaf", "if_in_octets") == 100.2 and b.time_of("leaf") == 100.2
