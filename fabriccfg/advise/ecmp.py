@@ -42,10 +42,11 @@ Derivation (all flows of one collective start together and last its whole durati
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fabriccfg.advise.inputs import AdviseError
+from fabriccfg.advise.sources import FabricProfile
 
 PLACEMENTS = ("contiguous", "random")
 LEAF_DOWN = 32  # 64 x 400G leaf (TH4 / SN5400, analytics §5): 32 node ports + 32 uplinks
@@ -124,6 +125,7 @@ def _contiguous_crossings(nodes: int, dp: int, per_leaf: int) -> tuple[int, int]
     return busiest, sum(1 for a, b in zip(out, into, strict=True) if a or b)
 
 
+@lru_cache(maxsize=256)
 def derive(
     gpus: int,
     *,
@@ -138,7 +140,10 @@ def derive(
     if placement not in PLACEMENTS:
         raise AdviseError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
     if tp != gpus_per_node:
-        raise AdviseError("the derivation assumes tp = GPUs per node (one DP rank per node and rail)")
+        raise AdviseError(
+            f"--roce-placement: the ECMP derivation assumes tp = GPUs per node = {gpus_per_node} "
+            f"(one DP rank per node and rail), got tp={tp}"
+        )
     if gpus % (tp * pp) or leaf_down < 1 or flows_per_nic < 1:
         raise AdviseError("gpus must be a multiple of tp*pp; leaf_down and flows_per_nic >= 1")
     nodes = gpus // gpus_per_node
@@ -155,3 +160,12 @@ def derive(
     throws = max(1, 2 * hot * gpus_per_node)
     slowdown = expected_slowdown(flows, leaf_down, flows_per_nic, throws)
     return EcmpDerivation(gpus, placement, nodes, dp, leaves, crossing, flows, leaf_down, throws, slowdown)
+
+
+def with_placement(profile: FabricProfile, placement: str | None) -> FabricProfile:
+    """``--roce-placement``: RoCE profiles take the derived ECMP slowdown for this placement."""
+    if placement is not None and placement not in PLACEMENTS:
+        raise AdviseError(f"--roce-placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+    if placement is None or profile.family != "roce":
+        return profile
+    return replace(profile, ecmp_placement=placement)

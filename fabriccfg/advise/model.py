@@ -28,6 +28,7 @@ cheapest per bucket, and so does the model.
 
 from __future__ import annotations
 
+from fabriccfg.advise.ecmp import PLACEMENTS, with_placement
 from fabriccfg.advise.estimate import (
     Estimate,
     _dp_allreduce,
@@ -102,6 +103,7 @@ __all__ = [
     "FABRIC_FIELDS",
     "FINDING_EFFECTS",
     "KNOB_FIELDS",
+    "PLACEMENTS",
     "PROBE_Z999",
     "TIE_TOLERANCE",
     "VALUE_IS_PAUSE",
@@ -157,5 +159,6 @@ __all__ = [
     "tree_allreduce",
     "validate",
     "with_gpus",
+    "with_placement",
     "within_spread",
 ]
