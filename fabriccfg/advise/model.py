@@ -29,6 +29,7 @@ cheapest per bucket, and so does the model.
 from __future__ import annotations
 
 from fabriccfg.advise.ecmp import PLACEMENTS, with_placement
+from fabriccfg.advise.ecmp import derive as derive_ecmp
 from fabriccfg.advise.estimate import (
     Estimate,
     _dp_allreduce,
@@ -136,6 +137,7 @@ __all__ = [
     "base_efficiency",
     "blom_max_normal",
     "busbw_factor",
+    "derive_ecmp",
     "derive_shape",
     "estimate",
     "expected_max_delay",

@@ -657,6 +657,27 @@ def assumptions(
                 "note": "",
             }
         )
+        if p.ecmp_placement is not None and "ecmp_collision_p" not in p.overrides:
+            d = mdl.derive_ecmp(
+                work.gpus,
+                tp=work.tp,
+                pp=work.pp,
+                gpus_per_node=spec.gpus_per_node,
+                placement=p.ecmp_placement,
+            )
+            out.append(
+                {
+                    "scope": f"fabric {p.name}",
+                    "name": "ecmp (derived)",
+                    "value": round(d.slowdown, 4),
+                    "unit": "x",
+                    "tag": "C",
+                    "source": f"--roce-placement {d.placement} at {d.gpus} GPUs: {d.flows} flows from "
+                    f"{d.crossing_per_leaf} crossing NICs of the busiest leaf over {d.uplinks} uplinks, "
+                    f"{d.throws} hashed stages, E[max] balls into bins (advise/ecmp.py; docs/advise.md)",
+                    "note": "replaces the ecmp_collision_p / ecmp_slowdown term above",
+                }
+            )
     actual: dict[str, float | None] = {
         "SEQ_LEN": work.seq_len,
         "GLOBAL_BATCH": work.global_batch,

@@ -162,6 +162,10 @@ def test_cli_roce_placement(cli: Callable[..., Result]) -> None:
     assert plain["roce_placement"] is None and next(x for x in plain["sweep"] if x["gpus"] == 1024)["tie"]
     text = cli(*base, "--roce-placement", "contiguous")
     assert text.exit_code == 0 and "ECMP derived for contiguous placement" in text.stdout
+    explained = json.loads(cli(*base, "--roce-placement", "random", "--explain", "--format", "json").stdout)
+    row = next(a for a in explained["assumptions"] if a["name"] == "ecmp (derived)")
+    assert row["value"] == pytest.approx(ecmp.derive(1024, placement="random").slowdown, abs=1e-4)
+    assert "48 flows from 24 crossing NICs" in row["source"]
 
 
 @pytest.mark.parametrize(
