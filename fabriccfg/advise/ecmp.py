@@ -3,10 +3,11 @@
 Why this exists: the advisor's untuned-RoCE collision term (``sources._ROCE_ECMP``: p = 1e-4 per rank,
 factor 1 + (1-(1-p)^n)) is an assumption [A] whose growth with n has no derivation. This module
 derives the slowdown from the mechanism instead, so the "512+: IB preferred" question can be asked
-of the physics rather than of a constant. It is a calculator: the model's defaults are unchanged, and
-its result enters an estimate only through ``--set roce.ecmp_collision_p=1 --set
-roce.ecmp_slowdown=S`` (``set_args``), because its answer hinges on an input nobody has measured
-for the user's cluster: job placement (docs/advise.md, "Decision needed").
+of the physics rather than of a constant. It enters an estimate only when the user names the
+placement (``--roce-placement``, ``with_placement``; or a fixed value via ``set_args``), because its
+answer hinges on an input nobody has measured for the user's cluster: where the job's nodes sit
+(docs/advise.md, "Decision needed"). The estimate applies it to every fabric bandwidth term, as it
+does the assumed term; the derivation itself is for the DP ring, which dominates them.
 
 Derivation (all flows of one collective start together and last its whole duration):
 
