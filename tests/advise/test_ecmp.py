@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections import Counter
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -125,3 +127,22 @@ def test_bad_inputs_are_one_line_errors(kwargs: dict[str, object], needle: str) 
         ecmp.derive(1024, **kwargs)  # type: ignore[arg-type]
     with pytest.raises(AdviseError, match="more than"):
         ecmp.max_load_cdf(ecmp.MAX_BALLS + 1, 32, 3)
+
+
+def test_docs_table_is_what_derive_gives() -> None:
+    """docs/advise.md "ECMP collisions derived from placement": every cell recomputed."""
+    text = (Path(__file__).parents[2] / "docs" / "advise.md").read_text(encoding="utf-8")
+    section = text.split("### ECMP collisions derived from placement", 1)[1].split("\n\n(`python", 1)[0]
+    rows = [line for line in section.splitlines() if re.match(r"\| [\d,]+ \|", line)]
+    assert len(rows) == 5
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        gpus = int(cells[0].replace(",", ""))
+        con, rnd = ecmp.derive(gpus), ecmp.derive(gpus, placement="random")
+        assert cells[1] == str(con.leaves_per_rail)
+        assert cells[2] == f"{con.crossing_per_leaf} / {con.slowdown:.2f}"
+        assert cells[3] == f"{rnd.crossing_per_leaf} / {rnd.slowdown:.2f}"
+        if cells[4] != "–":
+            alt = [ecmp.derive(gpus, placement="random", flows_per_nic=c).slowdown for c in (1, 4, 8)]
+            assert cells[4] == " / ".join(f"{x:.2f}" for x in alt)
+        assert cells[5] == f"{1 + (1 - (1 - 1e-4) ** gpus):.2f}"
