@@ -21,10 +21,13 @@ Derivation (all flows of one collective start together and last its whole durati
   per channel connection, so each edge is ``flows_per_nic`` >= 2 RoCE flows, each wanting
   1/flows_per_nic of the link. RoCE v2 carries a per-QP UDP source port, so plain 5-tuple ECMP
   hashes each flow to an uplink independently and uniformly: balls into bins.
-- Which edges leave a leaf depends on placement. ``contiguous``: Megatron's rank order
-  tp-cp-ep-dp-pp (megatron/core/parallel_state.py, ``order="tp-cp-ep-dp-pp"``) makes the ranks of a
-  DP group consecutive nodes; with nodes allocated in leaf order only group-boundary edges leave a
-  leaf. ``random``: nodes scattered over the fabric (Meta: "fragmented job placements" caused
+- Which edges leave a leaf depends on placement. Megatron's rank order tp-cp-ep-dp-pp
+  (megatron/core/parallel_state.py, ``order="tp-cp-ep-dp-pp"``) makes the ranks of a DP group
+  consecutive nodes, so with consecutive nodes only the edges of groups that straddle a leaf
+  boundary leave it. ``aligned``: the job starts on a leaf boundary (topology-aware allocation).
+  ``contiguous``: consecutive nodes starting anywhere in a leaf, the mean over the leaf_down
+  possible offsets (a scheduler that hands out consecutive nodes without aligning them).
+  ``random``: nodes scattered over the fabric (Meta: "fragmented job placements" caused
   uneven uplink load, engineering.fb.com 2024-08-05 [S]); a ring successor is on the same leaf
   with probability (d-1)/(J-1), so a leaf of d job nodes out of J sends d(J-d)/(J-1) edges up
   (the expectation, rounded).
@@ -43,13 +46,14 @@ Derivation (all flows of one collective start together and last its whole durati
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fabriccfg.advise.inputs import AdviseError
 from fabriccfg.advise.sources import FabricProfile
 
-PLACEMENTS = ("contiguous", "random")
+PLACEMENTS = ("aligned", "contiguous", "random")
 LEAF_DOWN = 32  # 64 x 400G leaf (TH4 / SN5400, analytics §5): 32 node ports + 32 uplinks
 FLOWS_PER_NIC = 2  # NCCL ring channels duplicated (connect.cc) x NCCL_IB_QPS_PER_CONNECTION 1
 MAX_BALLS = 4096  # bounded input: the exact sum is O(bins x balls x k)
@@ -78,13 +82,19 @@ def max_load_cdf(balls: int, bins: int, k: int) -> float:
 
 def expected_slowdown(balls: int, bins: int, per_nic: int = 1, throws: int = 1) -> float:
     """E[max(1, K/per_nic)], K the fullest bin over ``throws`` independent throws of ``balls``."""
-    if per_nic < 1 or throws < 1:
-        raise AdviseError("per_nic and throws must be >= 1")
-    if balls == 0:
+    return expected_slowdown_of({balls: throws}, bins, per_nic)
+
+
+def expected_slowdown_of(throws: dict[int, int], bins: int, per_nic: int = 1) -> float:
+    """As :func:`expected_slowdown` for independent throws of different sizes ({balls: how many})."""
+    if per_nic < 1 or any(n < 0 for n in throws.values()):
+        raise AdviseError("per_nic must be >= 1 and throw counts >= 0")
+    live = {b: n for b, n in throws.items() if b > 0 and n > 0}
+    if not live:
         return 1.0
     total, prev = 0.0, 0.0
-    for k in range(balls + 1):
-        cdf = max_load_cdf(balls, bins, k) ** throws
+    for k in range(max(live) + 1):
+        cdf = math.prod(max_load_cdf(b, bins, k) ** n for b, n in live.items())
         total += (cdf - prev) * max(1.0, k / per_nic)
         prev = cdf
         if cdf >= 1.0 - 1e-12:
@@ -104,26 +114,27 @@ class EcmpDerivation:
     crossing_per_leaf: int  # NICs of the busiest leaf whose ring edge leaves (or enters) it
     flows: int  # balls per throw: crossing NICs x flows per NIC
     uplinks: int  # bins
-    throws: int  # hashed stages: 2 per leaf with crossing flows, on every rail
+    throws: int  # hashed stages with crossing flows (leaf up, spine down), over every rail
     slowdown: float
+    offsets: int = 1  # start offsets averaged over (contiguous: every node of a leaf)
 
     def set_args(self) -> list[str]:
         """The ``--set`` overrides that put this slowdown into ``fabriccfg advise``."""
         return ["--set", "roce.ecmp_collision_p=1", "--set", f"roce.ecmp_slowdown={self.slowdown:.3f}"]
 
 
-def _contiguous_crossings(nodes: int, dp: int, per_leaf: int) -> tuple[int, int]:
-    """(busiest leaf's crossing edges, leaves with any) for DP groups of ``dp`` consecutive nodes."""
-    out = [0] * math.ceil(nodes / per_leaf)
+def _contiguous_crossings(nodes: int, dp: int, per_leaf: int, offset: int = 0) -> list[int]:
+    """Per leaf, the ring edges that leave it and the ones that enter it (one list, both kinds),
+    for DP groups of ``dp`` consecutive nodes, the first node ``offset`` ports into its leaf."""
+    out = [0] * math.ceil((nodes + offset) / per_leaf)
     into = [0] * len(out)
     for start in range(0, nodes, dp):
-        ring = list(range(start, start + dp))
+        ring = [offset + i for i in range(start, start + dp)]
         for src, dst in zip(ring, ring[1:] + ring[:1], strict=True):
             if src // per_leaf != dst // per_leaf:
                 out[src // per_leaf] += 1
                 into[dst // per_leaf] += 1
-    busiest = max(*out, *into)
-    return busiest, sum(1 for a, b in zip(out, into, strict=True) if a or b)
+    return [c for c in out + into if c]
 
 
 @lru_cache(maxsize=256)
@@ -133,7 +144,7 @@ def derive(
     tp: int = 8,
     pp: int = 8,
     gpus_per_node: int = 8,
-    placement: str = "contiguous",
+    placement: str = "aligned",
     leaf_down: int = LEAF_DOWN,
     flows_per_nic: int = FLOWS_PER_NIC,
 ) -> EcmpDerivation:
@@ -150,17 +161,36 @@ def derive(
     nodes = gpus // gpus_per_node
     dp = gpus // (tp * pp)
     leaves = math.ceil(nodes / leaf_down)
-    if dp <= 1 or leaves == 1:
-        crossing, hot = 0, 0
-    elif placement == "contiguous":
-        crossing, hot = _contiguous_crossings(nodes, dp, leaf_down)
-    else:
-        d = min(leaf_down, nodes)
-        crossing, hot = round(d * (nodes - d) / (nodes - 1)), leaves
-    flows = crossing * flows_per_nic
-    throws = max(1, 2 * hot * gpus_per_node)
-    slowdown = expected_slowdown(flows, leaf_down, flows_per_nic, throws)
-    return EcmpDerivation(gpus, placement, nodes, dp, leaves, crossing, flows, leaf_down, throws, slowdown)
+    offsets = range(leaf_down) if placement == "contiguous" else range(1)
+    # per start offset: the crossing edges of every hashed stage (leaf up, spine down) of one rail
+    stages: list[list[int]] = []
+    for offset in offsets:
+        if dp <= 1 or (placement == "random" and leaves == 1):
+            stages.append([])
+        elif placement == "random":
+            d = min(leaf_down, nodes)
+            stages.append([round(d * (nodes - d) / (nodes - 1))] * (2 * leaves))
+        else:
+            stages.append(_contiguous_crossings(nodes, dp, leaf_down, offset))
+    slowdowns = []
+    for crossing_edges in stages:
+        throws = Counter(c * flows_per_nic for c in crossing_edges)
+        rails = {balls: n * gpus_per_node for balls, n in throws.items()}
+        slowdowns.append(expected_slowdown_of(rails, leaf_down, flows_per_nic))
+    busiest = max((max(st, default=0), len(st)) for st in stages)
+    return EcmpDerivation(
+        gpus,
+        placement,
+        nodes,
+        dp,
+        leaves,
+        busiest[0],
+        busiest[0] * flows_per_nic,
+        leaf_down,
+        max(1, busiest[1] * gpus_per_node),
+        math.fsum(slowdowns) / len(slowdowns),
+        len(stages),
+    )
 
 
 def with_placement(profile: FabricProfile, placement: str | None) -> FabricProfile:

@@ -184,8 +184,8 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 "--roce-placement",
-                help="contiguous or random: derive untuned RoCE's ECMP slowdown from where the job's "
-                "nodes sit on the rail leaves (balls into bins) instead of the assumed collision rate.",
+                help="aligned, contiguous or random: derive untuned RoCE's ECMP slowdown from where the "
+                "job's nodes sit on the rail leaves (balls into bins) instead of the assumed collision rate.",
             ),
         ] = None,
         price: Annotated[

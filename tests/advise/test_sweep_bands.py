@@ -30,7 +30,7 @@ TIE = "tie"
 # Outcome per GPU count: the winner when it leads by more than the paired bar, else "tie".
 UNTUNED = {64: TIE, 128: TIE, 256: TIE, 512: TIE, 1024: TIE, 2048: SHARP, 4096: SHARP, 8192: SHARP}
 TUNED = {64: TIE, 128: TIE, 256: TIE, 512: TIE, 1024: TIE, 2048: TIE, 4096: TIE, 8192: SHARP}
-# untuned RoCE with the ECMP slowdown derived from placement (advise/ecmp.py) instead of p = 1e-4
+# untuned RoCE, ECMP slowdown derived for scattered nodes (advise/ecmp.py) instead of p = 1e-4
 SCATTERED = {64: TIE, 128: TIE, 256: TIE, 512: TIE, 1024: SHARP, 2048: SHARP, 4096: SHARP, 8192: SHARP}
 
 
@@ -99,18 +99,24 @@ def test_tuned_roce_by_gpu_count() -> None:
 
 
 def test_derived_ecmp_brackets_the_seed_band() -> None:
-    """Placement decides: contiguous (Megatron rank order) removes collisions, scattered multiplies them.
+    """Placement decides (advise/ecmp.py).
 
-    Scattered placement reproduces the seed band literally (tie to 512, IB+SHARP from 1,024);
-    contiguous placement puts 1,024 deeper into the tie and 2,048 on the bar itself.
+    Scattered nodes reproduce the seed band literally (tie to 512, IB+SHARP from 1,024). Consecutive
+    nodes from an unaligned start land where the assumed default term does, up to 2,048. Leaf-aligned
+    nodes put 1,024 deeper into the tie and 2,048 on the bar itself.
     """
-    contiguous, scattered = _rows(placement="contiguous"), _rows(placement="random")
+    default, scattered = _rows(), _rows(placement="random")
+    contiguous, aligned = _rows(placement="contiguous"), _rows(placement="aligned")
     assert _outcome(scattered) == SCATTERED
     assert _gap(scattered, 1024) > 1.5
-    assert _outcome(contiguous)[1024] == TIE and _gap(contiguous, 1024) < _gap(_rows(), 1024)
-    assert 0.9 < _gap(contiguous, 2048) < 1.2  # on the ±1.0 bar: the model cannot call it
-    assert all(_outcome(contiguous)[n] == SHARP for n in (4096, 8192))
+    assert _outcome(contiguous) == UNTUNED
+    for n in (512, 1024, 2048):  # the assumed p = 1e-4 term, corroborated where the band is decided
+        assert abs(_gap(contiguous, n) - _gap(default, n)) < 0.1, n
+    assert _gap(contiguous, 8192) < _gap(default, 8192) - 2  # ... and too pessimistic beyond
+    assert _outcome(aligned)[1024] == TIE and _gap(aligned, 1024) < _gap(default, 1024)
+    assert 0.9 < _gap(aligned, 2048) < 1.2  # on the ±1.0 bar: the model cannot call it
     assert ecmp.derive(1024).slowdown == 1.0
+    assert 1.05 < ecmp.derive(1024, placement="contiguous").slowdown < 1.1
     assert 3.0 < ecmp.derive(1024, placement="random").slowdown < 4.0
 
 
@@ -171,7 +177,7 @@ def test_cli_roce_placement(cli: Callable[..., Result]) -> None:
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        (("--roce-placement", "scattered"), "--roce-placement must be one of contiguous, random"),
+        (("--roce-placement", "scattered"), "--roce-placement must be one of aligned, contiguous, random"),
         (("--roce-placement", "random", "--roce-tuning", "tuned"), "tuned RoCE has none"),
         (("--roce-placement", "random", "--tp", "4", "--pp", "16"), "assumes tp = GPUs per node"),
     ],
