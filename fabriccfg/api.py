@@ -157,9 +157,10 @@ def diff(fabric: Fabric, against: PathLike | Running | None = None, *, endpoints
 def push(fabric: Fabric, *, endpoints: PathLike | None = None, devices: Sequence[str] = (),
          roles: Sequence[str] = (), dry_run: bool = True, run_dir: PathLike = "runs",
          known_hosts: PathLike | None = None, insecure_host_keys: bool = False, workers: int = 8,
-         timeout: float | None = 300.0, confirm_timeout: float = 300.0) -> RunReport:
+         timeout: float | None = 300.0, confirm_timeout: float = 300.0, processes: int = 1) -> RunReport:
     """The transactional push (backup, apply, verify, confirm or roll back), with its run journal and
-    report under ``run_dir``. A dry run (the default) connects, backs up and diffs, changes nothing."""
+    report under ``run_dir``. A dry run (the default) connects, backs up and diffs, changes nothing.
+    ``processes`` > 1 spreads the devices over worker processes (``fabriccfg push --processes``)."""
     from fabriccfg.push import api as push_api
     from fabriccfg.push.runner import RunnerOptions
 
@@ -169,7 +170,8 @@ def push(fabric: Fabric, *, endpoints: PathLike | None = None, devices: Sequence
                               endpoints_source=str(endpoints or "the inventory"))
     warnings = ["host-key checking was disabled (insecure_host_keys=True)"] if insecure_host_keys else []
     return push_api.push(fabric, jobs, run_base=run_dir, dry_run=dry_run,
-                         runner=RunnerOptions(workers=max(1, workers), timeout=timeout),
+                         runner=RunnerOptions(workers=max(1, workers), timeout=timeout,
+                                              processes=max(1, processes)),
                          confirm_timeout=confirm_timeout, insecure_host_keys=insecure_host_keys,
                          warnings=warnings)
 

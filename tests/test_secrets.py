@@ -51,7 +51,7 @@ def test_short_and_long_secrets_together() -> None:
 
 
 def test_redaction_with_thousands_of_secrets_matches_replacing_each(monkeypatch) -> None:
-    """A fabric with per-device passwords: the indexed scan gives what replacing every secret in turn
+    """A fabric with per-device passwords: the automaton scan gives what replacing every secret in turn
     (longest first) gives (its cost per text no longer grows with the number of secrets: a benchmark
     matter, measured in the issue-14 report)."""
     import random
@@ -74,3 +74,34 @@ def test_redaction_with_thousands_of_secrets_matches_replacing_each(monkeypatch)
         for v in sorted(set(values), key=len, reverse=True):
             want = want.replace(v, "********")
         assert secrets.redact(text) == want, trial
+
+
+def test_secrets_learnt_after_the_automaton_was_built_are_redacted_too() -> None:
+    """A push learns one password per device as it connects: a secret added after the automaton was
+    built is redacted at once (searched on its own), and still after the automaton is rebuilt."""
+    first = [f"device-password-{i:04d}" for i in range(300)]
+    for v in first:
+        secrets.remember(v)
+    assert secrets.redact(f"a {first[7]} b") == "a ******** b"  # builds the automaton
+    later = [f"later-secret-{i:04d}" for i in range(200)]
+    for i, v in enumerate(later):
+        secrets.remember(v)
+        text = f"x {v} y {first[i]} z {later[i // 2]}"
+        assert secrets.redact(text) == "x ******** y ******** z ********", i
+    assert secrets.redact("no secret here") == "no secret here"
+
+
+@pytest.mark.parametrize("count", [3, 300], ids=["one-by-one", "automaton"])
+def test_redact_tree_redacts_every_string_and_leaves_clean_trees_alone(count: int) -> None:
+    values = [f"tree-secret-{i:04d}" for i in range(count)]
+    for v in values:
+        secrets.remember(v)
+    secrets.remember("ab\ncd-joined")  # only the join of two strings would show it: never redacted
+    commands = [f"nv set interface swp{i} description port-{i}" for i in range(2000)]
+    clean = {"device": "leaf-r0", "result": {"commands": commands, "notes": [("a", "b")], "n": 3}}
+    assert secrets.redact_tree(clean) == clean
+    dirty = {"result": {"commands": [*commands[:5], f"nv set system password {values[-1]}"],
+                        "pair": ["xx ab", "cd-joined yy"], "n": 3}}
+    assert secrets.redact_tree(dirty) == {"result": {
+        "commands": [*commands[:5], "nv set system password ********"], "pair": ["xx ab", "cd-joined yy"],
+        "n": 3}}

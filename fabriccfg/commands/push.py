@@ -105,7 +105,8 @@ def detailed_exit_code(report: RunReport) -> int:
 def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[str] | None = None,
              roles: list[str] | None = None, dry_run: bool = False, batch: int | None = None,
              canary: int | None = None, max_failures: int | None = None, workers: int = 8,
-             timeout: float | None = 300.0, confirm_timeout: float = 300.0, yes: bool = False,
+             processes: int | None = None, timeout: float | None = 300.0, confirm_timeout: float = 300.0,
+             yes: bool = False,
              insecure_host_keys: bool = False, fmt: OutputFormat = OutputFormat.table,
              run_dir: Path = Path("runs"), templates: Path | None = None, detailed_exitcode: bool = False,
              known_hosts: Path | None = None, post_push_checks: Sequence[PostPushCheck] = ()) -> int:
@@ -115,7 +116,8 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
     from fabriccfg.push.display import final_table
     from fabriccfg.push.runner import RunnerOptions
 
-    for flag, value in (("--workers", workers), ("--batch", batch), ("--canary", canary)):
+    for flag, value in (("--workers", workers), ("--batch", batch), ("--canary", canary),
+                        ("--processes", processes)):
         if value is not None and value < 1:
             _err(f"error: {flag} must be at least 1")
             return 2
@@ -132,7 +134,7 @@ def run_push(inventory: Path, *, endpoints: Path | None = None, devices: list[st
     if insecure_host_keys:
         _insecure_warning()
     runner = RunnerOptions(workers=workers, batch=batch, canary=canary, max_failures=max_failures,
-                           timeout=timeout if timeout and timeout > 0 else None)
+                           timeout=timeout if timeout and timeout > 0 else None, processes=processes)
     console = make_console(stderr=fmt is OutputFormat.json)
     if not yes and not dry_run:
         if sys.stdin.isatty() and sys.stdout.isatty():
@@ -245,7 +247,11 @@ def register(app: typer.Typer) -> None:
                                           "them succeed.")] = None,
         max_failures: Annotated[int | None, Opt("--max-failures", help="Stop starting devices once more than "
                                                 "K failed or rolled back (default: no limit).")] = None,
-        workers: Annotated[int, Opt("--workers", "-w", help="Devices pushed at the same time.")] = 8,
+        workers: Annotated[int, Opt("--workers", "-w", help="Devices pushed at the same time (in all "
+                                    "processes together).")] = 8,
+        processes: Annotated[int | None, Opt("--processes", help="Worker processes sharing the "
+                                             "devices (default: the cores, at most one per 25 devices; 1: "
+                                             "all in this process).")] = None,
         timeout: Annotated[float, Opt("--timeout", help="Per-device wall-clock limit in seconds "
                                       "(0: none).")] = 300.0,
         confirm_timeout: Annotated[float, Opt("--confirm-timeout", help="Commit-confirm timer in seconds "
@@ -296,7 +302,8 @@ def register(app: typer.Typer) -> None:
         try:
             code = run_push(inventory, endpoints=endpoints, devices=device or [], roles=role or [],
                             dry_run=dry_run, batch=batch, canary=canary, max_failures=max_failures,
-                            workers=workers, timeout=timeout, confirm_timeout=confirm_timeout, yes=yes,
+                            workers=workers, processes=processes, timeout=timeout,
+                            confirm_timeout=confirm_timeout, yes=yes,
                             insecure_host_keys=insecure_host_keys, fmt=fmt, run_dir=run_dir,
                             templates=templates, detailed_exitcode=detailed_exitcode,
                             known_hosts=known_hosts, post_push_checks=checks)

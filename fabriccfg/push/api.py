@@ -25,6 +25,7 @@ from fabriccfg.push.device import (
     push_device,
 )
 from fabriccfg.push.journal import Journal
+from fabriccfg.push.processes import default_processes, run_in_processes, unpicklable
 from fabriccfg.push.report import DeviceResult, RunReport, new_run_dir, report_from_journal
 from fabriccfg.push.runner import Display, Runner, RunnerOptions
 from fabriccfg.push.transaction import Differ
@@ -124,9 +125,12 @@ class _JournalDisplay(Display):
 def _run(command: str, fabric: Fabric, jobs: Sequence[DeviceJob], work: Any, *, inventory: str,
          run_base: str | Path, dry_run: bool, runner: RunnerOptions, display: Display | None,
          options: dict[str, Any], run_dir: Path | None = None, run_tag: str = "",
-         warnings: Sequence[str] = ()) -> RunReport:
+         warnings: Sequence[str] = (), processes: int = 1) -> RunReport:
     """Run the jobs with a journal; the report is built from the journal, also when the run dies of an
-    exception or a signal the runner turns into an interruption (SIGINT, SIGTERM)."""
+    exception or a signal the runner turns into an interruption (SIGINT, SIGTERM).
+
+    ``processes`` > 1: ``work(run_path, None)`` returns the :class:`PushOptions` the worker processes
+    push with (``fabriccfg.push.processes``) instead of a function."""
     run_path = run_dir or new_run_dir(run_base)
     journal = Journal(run_path)
     journal.write("run-start", command=command, fabric=fabric.fabric.name,
@@ -136,8 +140,12 @@ def _run(command: str, fabric: Fabric, jobs: Sequence[DeviceJob], work: Any, *, 
     ended = "exception"
     outcome = None
     try:
-        shown = _JournalDisplay(display or Display(), journal)
-        outcome = Runner(jobs, work(run_path, journal), runner, shown).run()
+        if processes > 1:
+            outcome = run_in_processes(jobs, work(run_path, None), runner, display=display or Display(),
+                                       journal=journal, processes=processes)
+        else:
+            shown = _JournalDisplay(display or Display(), journal)
+            outcome = Runner(jobs, work(run_path, journal), runner, shown).run()
         ended = outcome.ended
     except BaseException as exc:
         ended = f"exception: {exc.__class__.__name__}"
@@ -164,26 +172,44 @@ def push(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "", run_
     diff_fn = _differ(differ)
     checks = list(post_push_checks or ())
     tag = _random.token_hex(3)
+    targets = sum(1 for j in jobs if j.target)
+    processes = runner.processes if runner.processes is not None else default_processes(targets,
+                                                                                       runner.workers)
+    processes = max(1, min(processes, targets, runner.workers))
+    warnings = list(warnings)
 
-    def work(run_path: Path, journal: Journal) -> Any:
-        opts = PushOptions(run_dir=run_path, run_tag=tag, differ=diff_fn, dry_run=dry_run,
+    def options_for(run_path: Path, journal: Journal | None) -> PushOptions:
+        return PushOptions(run_dir=run_path, run_tag=tag, differ=diff_fn, dry_run=dry_run,
                            confirm_timeout=confirm_timeout, insecure_host_keys=insecure_host_keys,
                            rollback_grace=runner.rollback_grace, post_push_checks=checks,
                            read_timeout=min(60.0, runner.timeout or 60.0) if runner.timeout else 60.0,
                            journal=journal)
+
+    if processes > 1:
+        why = unpicklable(options_for(Path(), None))
+        if why:
+            warnings.append(f"pushed in one process, not {processes}: a post-push check or the differ "
+                            f"cannot go to a worker process ({why})")
+            processes = 1
+
+    def work(run_path: Path, journal: Journal | None) -> Any:
+        opts = options_for(run_path, journal)
+        if journal is None:  # worker processes: they push with these options
+            return opts
 
         def run_one(job: DeviceJob, watch: Watch, progress: Progress, index: int) -> DeviceResult:
             return push_device(job, opts, watch, progress, index)
 
         return run_one
 
-    options = {"dry_run": dry_run, "workers": runner.workers, "batch": runner.batch, "canary": runner.canary,
+    options = {"dry_run": dry_run, "workers": runner.workers, "processes": processes,
+               "batch": runner.batch, "canary": runner.canary,
                "max_failures": runner.max_failures, "timeout": runner.timeout,
                "confirm_timeout": confirm_timeout,
                "insecure_host_keys": insecure_host_keys, "post_push_checks": len(checks)}
     return _run("push", fabric, jobs, work, inventory=inventory, run_base=run_base, dry_run=dry_run,
                 runner=runner, display=display, options=options, run_dir=run_dir, run_tag=tag,
-                warnings=warnings)
+                warnings=warnings, processes=processes)
 
 
 def live_diff(fabric: Fabric, jobs: Sequence[DeviceJob], *, inventory: str = "",

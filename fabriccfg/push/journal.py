@@ -8,8 +8,11 @@ created) before the step it announces runs. ``fabriccfg push --recover RUN_DIR``
 :func:`fabriccfg.push.report.report_from_journal` read it back; a torn last line (the kill hit
 mid-write) is ignored.
 
-Records (``event``): ``run-start``, ``started``, ``state``, ``result`` (a device's final
-``DeviceResult``), ``run-end``, ``recover-start``, ``recovered``, ``recover-end``.
+Records (``event``): ``run-start``, ``workers`` (pids of push worker processes, before they get a
+device), ``share`` (the devices one worker process is given), ``started``, ``state``, ``result`` (a
+device's final ``DeviceResult``), ``run-end``, ``recover-start``, ``recovered``, ``recover-end``.
+Worker processes append to the same file: each record is one ``write`` to a file opened ``O_APPEND``,
+so records never interleave.
 """
 
 from __future__ import annotations

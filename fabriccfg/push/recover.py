@@ -58,7 +58,10 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # an exited process nobody reaped yet (a container's PID 1 may never reap orphans) is not alive
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _read(run_dir: Path, paths: list[str]) -> dict[str, str]:
@@ -83,6 +86,11 @@ def recover(run_dir: str | Path, endpoints: Mapping[str, Endpoint], *, differ: D
     pid = trail.start.get("pid")
     if trail.end is None and isinstance(pid, int) and pid != os.getpid() and _alive(pid):
         raise RecoverError(f"the push that wrote {run_path} (pid {pid}) is still running; stop it first")
+    live = [p for r in trail.records if r.get("event") == "workers" for p in r.get("pids") or []
+            if isinstance(p, int) and p != os.getpid() and _alive(p)]
+    if live:  # a parent killed mid-run: its workers roll their devices back before they exit
+        raise RecoverError(f"push worker process(es) of {run_path} still running (pid "
+                           f"{', '.join(map(str, live))}); wait for them to exit first")
     todo = trail.in_flight()
     if not todo:
         return RecoverOutcome(report_from_journal(run_path))

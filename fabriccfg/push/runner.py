@@ -64,6 +64,9 @@ class RunnerOptions:
     timeout: float | None = None
     """Per-device wall-clock seconds (None: no deadline)."""
     rollback_grace: float = 60.0
+    processes: int | None = 1
+    """Push worker processes (``fabriccfg.push.processes``); None: ``default_processes`` for the run.
+    ``workers`` is the run's total: each process runs its share of it as threads."""
 
 
 @dataclass
@@ -89,6 +92,24 @@ def plan_batches(names: Sequence[str], batch: int | None, canary: int | None) ->
     return [b for b in out if b]
 
 
+def judge_batch(bi: int, total: int, names: Sequence[str], results: dict[str, DeviceResult],
+                opts: RunnerOptions) -> str:
+    """Why the next batch must not start ('' when it may): this one did not succeed (the canary must be
+    perfect; a batch succeeds while the run's failures stay within ``--max-failures``, or, without a
+    budget, only without failures)."""
+    failures = sum(1 for r in results.values() if _failed(r))
+    batch_failures = sum(1 for n in names if n in results and _failed(results[n]))
+    if not batch_failures or bi == total - 1:
+        return ""
+    if bi == 0 and opts.canary:
+        return f"canary batch failed ({batch_failures} device(s)); later batches not started"
+    within = not opts.batch if opts.max_failures is None else failures <= opts.max_failures
+    if not within:
+        return (f"batch {bi + 1} failed ({failures} failure(s), budget "
+                f"{opts.max_failures or 0}); later batches not started")
+    return ""
+
+
 class _Slot:
     def __init__(self, job: DeviceJob, index: int, watch: Watch) -> None:
         self.job = job
@@ -105,8 +126,12 @@ def _failed(result: DeviceResult) -> bool:
 
 class Runner:
     def __init__(self, jobs: Sequence[DeviceJob], work: Work, opts: RunnerOptions,
-                 display: Display | None = None) -> None:
+                 display: Display | None = None,
+                 catch: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)) -> None:
+        """``catch``: the signals :meth:`run` handles (a push worker process leaves SIGINT to its parent,
+        which relays it through :meth:`interrupt`)."""
         self.jobs = list(jobs)
+        self.catch = catch
         self.work = work
         self.opts = opts
         self.display = display or Display()
@@ -123,7 +148,9 @@ class Runner:
     def run(self) -> RunOutcome:
         """Run every job; Ctrl-C (SIGINT) only sets a flag that the scheduling loop acts on."""
         previous: dict[signal.Signals, Any] = {}
-        for sig, handler in ((signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)):
+        handlers = {signal.SIGINT: self._on_sigint, signal.SIGTERM: self._on_sigterm}
+        for sig in self.catch:
+            handler = handlers[sig]
             with contextlib.suppress(ValueError):  # not the main thread: KeyboardInterrupt still applies
                 previous[sig] = signal.signal(sig, handler)
         try:
@@ -138,6 +165,18 @@ class Runner:
     def _on_sigterm(self, signum: int, frame: object) -> None:
         self._terminated = True
         self._sigints += 2
+
+    def interrupt(self, terminated: bool = False) -> None:
+        """A Ctrl-C (or, with ``terminated``, a SIGTERM's share of one) relayed from another thread or
+        process; the scheduling loop acts on it like on the signal."""
+        self._terminated = self._terminated or terminated
+        self._sigints += 1
+
+    def stop(self, reason: str) -> None:
+        """Start no new device (in-flight ones finish); those never started are ``skipped`` with ``reason``.
+        A parent process enforcing the run-wide failure budget calls it."""
+        if not self.stopped:
+            self.stopped = reason
 
     def _run(self) -> RunOutcome:
         self.display.start(self.jobs)
@@ -176,21 +215,7 @@ class Runner:
 
     # ------------------------------------------------------------------ internals
     def _judge_batch(self, bi: int, total: int, names: list[str]) -> None:
-        """Stop before the next batch when this one did not succeed (the canary must be perfect)."""
-        failures = sum(1 for r in self.results.values() if _failed(r))
-        batch_failures = sum(1 for n in names if n in self.results and _failed(self.results[n]))
-        if not batch_failures or bi == total - 1:
-            return
-        if bi == 0 and self.opts.canary:
-            self.stopped = f"canary batch failed ({batch_failures} device(s)); later batches not started"
-        elif not self._within_budget(failures):
-            self.stopped = (f"batch {bi + 1} failed ({failures} failure(s), budget "
-                            f"{self.opts.max_failures or 0}); later batches not started")
-
-    def _within_budget(self, failures: int) -> bool:
-        if self.opts.max_failures is None:
-            return not self.opts.batch  # batches without a budget: any failure stops the next batch
-        return failures <= self.opts.max_failures
+        self.stopped = judge_batch(bi, total, names, self.results, self.opts) or self.stopped
 
     def _over_budget(self) -> bool:
         if self.opts.max_failures is None:
