@@ -320,6 +320,10 @@ def one_line(command: str) -> None:
         raise ValueError(f"refusing to send a command holding {bad.describe()}: {command[:80]!r}")
 
 
+PROMPT_WINDOW = 4096
+"""How far before a new chunk ``fast_command`` looks for the prompt line's start (a prompt is far shorter)."""
+
+
 def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout: float = 60.0) -> str:
     """See ``fc_command``: write ``command``, wait for its echo, then for the prompt (or ``expect``)."""
     from netmiko.exceptions import ReadTimeout
@@ -335,14 +339,19 @@ def fast_command(conn: Any, command: str, *, expect: str | None = None, timeout:
     while True:
         data: str = conn.read_channel()
         if data:
+            seen = len(buf)
             buf += data
             if body_at < 0:
                 at = buf.find(echo) if echo else 0
                 if at >= 0:
                     nl = buf.find("\n", at + len(echo))
                     body_at = nl + 1 if nl >= 0 else -1
-            if body_at >= 0 and done.search(buf[body_at:] if not expect else buf):
-                break
+            if body_at >= 0:
+                # the prompt is the reply's last line: look at the new data and the PROMPT_WINDOW characters
+                # before it (a 530 KB bulk reply arrives in hundreds of chunks; rescanning it is quadratic)
+                tail = max(body_at, seen - PROMPT_WINDOW)
+                if done.search(buf if expect else buf[tail:]):
+                    break
             continue
         left = deadline - time.monotonic()
         if left <= 0:

@@ -12,7 +12,9 @@ What widens the tail, and on which paths (severity s scales every tail term):
 * ``ecn-misconfig:SWITCH``: the switch's ECN thresholds sit above the buffer, DCQCN never slows
   the senders, queues run to Xoff: s = 0.3 on paths through SWITCH.
 * ``congestion:HOST`` (incast): s = 0.3 on paths that end on HOST.
-* ``ib-congestion:DEVICE:PORT``: s = 0.3 on paths that leave DEVICE through PORT.
+* ``ib-congestion:DEVICE:PORT`` and ``microburst:SWITCH:PORT`` (incast into that egress queue): s = 0.3
+  on paths that leave DEVICE through PORT (the NIC cabled to it is an end of the path, or the path
+  takes the hop DEVICE -> PORT's peer switch).
 
 Healthy latency: host stack + per-switch latency (IB ~0.13 us per Quantum hop, analytics §5 [R];
 Ethernet ~0.5 us per hop [S]); healthy p99.9 is a fraction of a microsecond above typical. These
@@ -129,7 +131,7 @@ def severity(model: TrafficModel, a: tuple[str, str], b: tuple[str, str], t: flo
                 s = max(s, 0.2)
         elif (name == "ecn-misconfig" and dev in sw) or (name == "congestion" and dev in (a[0], b[0])):
             s = max(s, 0.3)
-        elif name == "ib-congestion" and dev is not None and port is not None:
+        elif name in ("ib-congestion", "microburst") and dev is not None and port is not None:
             peer = fab.neighbours.get((dev, port))
             if peer is None:
                 continue

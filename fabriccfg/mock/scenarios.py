@@ -24,7 +24,13 @@ A scenario changes what the traffic model (:mod:`fabriccfg.mock.traffic`) report
                                     all its counters start again from 0
 ``ecn-misconfig:SWITCH``            SWITCH's ECN thresholds on the lossless queue are set above its
                                     buffer (never marks): queues run to Xoff; only ``fabriccfg probe``
-                                    sees it today (latency tail on the paths through SWITCH)
+                                    sees it as a tail; ``verify`` as ``ecn-threshold`` (its lossless
+                                    queues peak above the intended Kmax while it marks nothing)
+``microburst:SWITCH:PORT[:N]``      incast of N senders (default 8) into SWITCH:PORT's lossless egress
+                                    queue: every read period a burst of (N-1) x 128 KiB peaks the
+                                    queue towards ECN Kmax (capped at 95 %), the ingress PGs of N
+                                    feeding ports share it; per-second rates barely move (a few ECN
+                                    marks); ``probe`` tails widen on paths through that port
 ``cabling-swap:A,B``                the cables in endpoints A and B (``device:port`` each) are swapped:
                                     LLDP and ibnetdiscover report each other's neighbour
 ``link-down:DEVICE:PORT``           ibsim backend only: the link at DEVICE:PORT goes down (``Unlink``)
@@ -62,10 +68,14 @@ NAMES: tuple[str, ...] = (
     "reboot",
     "cabling-swap",
     "ecn-misconfig",
+    "microburst",
     "link-down",
     "ib-rcv-errors",
     "sm-death",
 )
+MICROBURST_SENDERS = 8
+"""Senders of a ``microburst`` incast when the spec does not say (one per GPU of an 8-GPU server)."""
+MICROBURST_MAX_SENDERS = 1024
 IBSIM_ONLY = frozenset({"link-down", "ib-rcv-errors", "sm-death"})
 """Scenarios the simulator performs (the modelled traffic model has no equivalent)."""
 
@@ -81,6 +91,7 @@ USAGE: dict[str, str] = {
     "reboot": "reboot:DEVICE",
     "cabling-swap": "cabling-swap:DEVICE:PORT,DEVICE:PORT",
     "ecn-misconfig": "ecn-misconfig:SWITCH",
+    "microburst": "microburst:SWITCH:PORT[:SENDERS]",
     "link-down": "link-down:DEVICE:PORT",
     "ib-rcv-errors": "ib-rcv-errors:DEVICE:PORT",
     "sm-death": "sm-death:HOST",
@@ -97,7 +108,8 @@ class Scenario:
 
     ``device``/``port``: the target (host for congestion/pause-storm, ``port`` = NIC name there);
     ``other``: the second endpoint of ``cabling-swap`` (``device``/``port`` is the first);
-    ``onset``: seconds after the model's ``t0`` (or after injection) when it starts.
+    ``onset``: seconds after the model's ``t0`` (or after injection) when it starts;
+    ``count``: the number of senders of ``microburst`` (None: :data:`MICROBURST_SENDERS`).
     """
 
     name: str
@@ -106,6 +118,7 @@ class Scenario:
     other: tuple[str, str] | None = None
     onset: float = 0.0
     spec: str = ""
+    count: int | None = None
 
     def __str__(self) -> str:
         return self.spec or self.name
@@ -163,6 +176,17 @@ def parse(spec: str, fabric: Fabric | None = None) -> Scenario:
         if (da, pa) == (db, pb):
             raise ScenarioError(f"scenario {spec!r}: the two endpoints are the same")
         sc = Scenario(name, device=da, port=pa, other=(db, pb), onset=onset, spec=spec.strip())
+    elif name == "microburst":
+        head, sep, tail = rest.rpartition(":")
+        count: int | None = None
+        if sep and head.count(":") >= 1 and tail.isdigit():
+            rest, count = head, int(tail)
+            if not 2 <= count <= MICROBURST_MAX_SENDERS:
+                raise ScenarioError(f"scenario {spec!r}: SENDERS must be 2-{MICROBURST_MAX_SENDERS}")
+        if not rest:
+            raise ScenarioError(f"scenario {spec!r}: write {usage}")
+        dev, port = _endpoint(rest, spec)
+        sc = Scenario(name, device=dev, port=port, onset=onset, spec=spec.strip(), count=count)
     else:
         if not rest:
             raise ScenarioError(f"scenario {spec!r}: write {usage}")
@@ -203,6 +227,14 @@ def check(sc: Scenario, fabric: Fabric) -> None:
             raise ScenarioError(f"scenario {sc}: {sc.device!r} is not a switch of the inventory")
         if fabric.fabric.technology != "roce":
             raise ScenarioError(f"scenario {sc}: ECN thresholds need a RoCE fabric")
+    elif sc.name == "microburst":
+        dev = devices.get(sc.device or "")
+        if dev is None or dev.kind != "switch":
+            raise ScenarioError(f"scenario {sc}: {sc.device!r} is not a switch of the inventory")
+        if fabric.fabric.technology != "roce":
+            raise ScenarioError(f"scenario {sc}: buffer watermarks need a RoCE fabric")
+        if (sc.device, sc.port) not in fabric.neighbours:
+            raise ScenarioError(f"scenario {sc}: {sc.device}:{sc.port} is not a cabled port of the inventory")
     elif sc.name == "reboot":
         if sc.device not in devices:
             raise ScenarioError(f"scenario {sc}: unknown device {sc.device!r}")

@@ -61,7 +61,8 @@ from typing import TYPE_CHECKING
 
 from fabriccfg import catalog
 from fabriccfg.inventory.models import Host, Switch
-from fabriccfg.mock.scenarios import Scenario, ScenarioError, parse
+from fabriccfg.mock.scenarios import MICROBURST_SENDERS, Scenario, ScenarioError, parse
+from fabriccfg.render.derive import BufferThresholds, buffer_thresholds
 
 if TYPE_CHECKING:
     from fabriccfg.inventory.models import Fabric
@@ -134,6 +135,26 @@ LOSSY_DROP_SHARE = 0.002
 """Share of a switch port's packets dropped when its RoCE class is lossy (no PFC to absorb bursts)."""
 IB_TICKS_PER_S_PER_GBPS = 1e9 / 8 / 8
 """PortXmitWait ticks per second per Gb/s of link rate when fully stalled (8 bytes per tick on Quantum)."""
+WM_PERIOD = 10.0
+"""Watermarks are the peak of the read period: the 10 s window ``t`` falls in."""
+MICROBURST_BYTES = 128 * 1024
+"""What each incast sender has in flight when the burst lands (one 128 KiB collective chunk): N
+senders into one port leave (N - 1) x this in its egress queue (one sender drains at line rate)."""
+MICROBURST_CAP = 0.95
+"""Share of ECN Kmax a micro-burst peaks at, at most: marking at Pmax and PFC stop it there."""
+MICROBURST_UTIL = 0.2
+"""Mean utilisation of a micro-bursting port: the bursts are short, the per-second rate stays low."""
+MICROBURST_MARK_SHARE = 0.001
+"""ECN-marked share of a micro-bursting port's packets (only the burst's tail crosses Kmin)."""
+STALL_QUEUE = 1.2
+"""A paused egress queue (pause storm) holds what arrived: it rises above Kmax (lossless: no drop)."""
+STORM_HEADROOM = 0.9
+"""Share of its headroom a port uses while it keeps pausing its peer (a full in-flight window each time)."""
+ECN_MISSET_QUEUE = 1.5
+"""``ecn-misconfig``: with thresholds above the buffer DCQCN never slows the senders; the lossless
+queues run past the intended Kmax up to where PFC stops them."""
+CONGESTION_QUEUE = 0.4
+"""``congestion``: DCQCN holds the incast queue between Kmin and Kmax (it marks 3 % of the packets)."""
 
 
 def _unit(seed: int, *key: object) -> float:
@@ -449,11 +470,16 @@ class TrafficModel:
             )
         for p in self._ports.values():
             p.names = self._names_for(p)
+        self._wm: dict[tuple[str, str], list[tuple[float, float, str, float]]] = {}
+        """port -> (start, end, metric.label, bytes): what the scenarios push its watermarks to."""
         self._background()
         raw_windows: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         for act in self._activations:
             self._apply(act, raw_windows)
         self._lossy_drops()
+        for act in self._activations:
+            if act.scenario.name == "ecn-misconfig" and act.start < act.end:
+                self._no_marks(act.scenario.device or "", act.start, act.end)
         for key, wins in raw_windows.items():
             loads[key].windows = _combine(wins)
         if self.counter_wrap:
@@ -600,6 +626,8 @@ class TrafficModel:
                 self._pause(nic_end, P, (s, e), 300.0, 0.02)
                 for up in self._uplinks(leaf_end[0]):
                     self._pause(up, P, (s, e), 80.0, 0.004)
+                self._level(leaf_end, f"queue_watermark_bytes.{P}", s, e,
+                            CONGESTION_QUEUE * self._kmax(leaf_end))
         elif sc.name == "pause-storm":
             assert sc.device is not None
             ends = self._host_ends(sc.device, sc.port)
@@ -609,6 +637,7 @@ class TrafficModel:
             self._pause(nic_end, P, (s, e), STORM_PAUSE_RATE, 1.0)
             self._ev(nic_end, "tx_pause_storm_warning_events").periodic.append((s + 8.0, e, 8.0, 1.0))
             windows.setdefault(leaf_end, []).append((s, e, 0.002))
+            self._level(leaf_end, f"queue_watermark_bytes.{P}", s, e, STALL_QUEUE * self._kmax(leaf_end))
             self._watchdog(leaf_end, s, e)
             # spread: BFS over switches, one hop every HOP_DELAY seconds
             visited = {leaf_end[0]}
@@ -627,12 +656,26 @@ class TrafficModel:
                             continue
                         self._pause((sw, port), P, (hs, e), rate, duty)
                         windows.setdefault(peer, []).append((hs, e, stall))
+                        # (sw, port) keeps pausing its peer: its ingress PG sits at Xoff and fills
+                        # its headroom; the paused peer's egress queue holds what it cannot send
+                        thr = self._thresholds((sw, port))
+                        self._level((sw, port), f"pg_headroom_watermark_bytes.{P}", hs, e,
+                                    STORM_HEADROOM * thr.headroom_bytes)
+                        self._level((sw, port), f"pg_shared_watermark_bytes.{P}", hs, e,
+                                    0.5 * self._kmax((sw, port)))
+                        self._level(peer, f"queue_watermark_bytes.{P}", hs, e, STALL_QUEUE * self._kmax(peer))
                         if peer[0] not in nxt:
                             nxt.append(peer[0])
                 visited.update(nxt)
                 frontier = nxt
                 hop += 1
                 rate, duty, stall = rate * 0.4, duty * 0.4, min(1.0, stall + 0.3)
+        elif sc.name == "ecn-misconfig":
+            for port in self._order.get(sc.device or "", []):
+                key = (sc.device or "", port)
+                self._level(key, f"queue_watermark_bytes.{P}", s, e, ECN_MISSET_QUEUE * self._kmax(key))
+        elif sc.name == "microburst":
+            self._microburst(sc, s, e, windows)
         elif sc.name == "lossless-drop":
             key = (sc.device or "", sc.port or "")
             if key not in self._ports:
@@ -682,6 +725,69 @@ class TrafficModel:
             key = (sc.device or "", sc.port or "")
             if key in self._ports:
                 self._ev(key, "SymbolErrorCounter").segs.append((s, e, 20.0))
+
+    # watermarks -------------------------------------------------------------
+    def _thresholds(self, key: tuple[str, str]) -> BufferThresholds:
+        """The rendered buffer levels of a switch port (the render's derivation in render/derive.py)."""
+        dev = self.fabric.devices[key[0]]
+        roce = self.fabric.roce
+        ecn = roce.ecn if roce is not None else None
+        fallback = BufferThresholds(ecn.kmin_bytes if ecn else None, ecn.kmax_bytes if ecn else None, 0)
+        if not isinstance(dev, Switch):
+            return fallback
+        return buffer_thresholds(self.fabric, dev).get(key[1], fallback)
+
+    def _kmax(self, key: tuple[str, str]) -> float:
+        """ECN Kmax of the port; the intent's when ECN is off there (a size to scale occupancy by)."""
+        kmax = self._thresholds(key).kmax_bytes
+        if kmax is None:
+            roce = self.fabric.roce
+            kmax = roce.ecn.kmax_bytes if roce is not None else 1_500_000
+        return float(kmax)
+
+    def _level(self, key: tuple[str, str], name: str, start: float, end: float, level: float) -> None:
+        """Watermark ``name`` (``metric.label``) of switch port ``key`` peaks at ``level`` B in [s, e)."""
+        if key in self._ports and self._ports[key].kind == "switch" and end > start:
+            self._wm.setdefault(key, []).append((start, end, name, level))
+
+    def _microburst(self, sc: Scenario, s: float, e: float,
+                    windows: dict[tuple[str, str], list[tuple[float, float, float]]]) -> None:
+        """Incast of N senders into ``sc.device:sc.port``: its lossless egress queue peaks at
+        (N - 1) x :data:`MICROBURST_BYTES` (at most :data:`MICROBURST_CAP` of Kmax) every read period;
+        the ingress PGs of the (up to N) ports feeding it share that peak; the port's mean rate stays
+        at :data:`MICROBURST_UTIL` of line rate and a few packets are ECN-marked."""
+        key = (sc.device or "", sc.port or "")
+        if key not in self._ports or self._ports[key].kind != "switch":
+            return
+        P = self.lossless_prio
+        n = sc.count or MICROBURST_SENDERS
+        kmax = self._kmax(key)
+        peak = min((n - 1) * MICROBURST_BYTES, MICROBURST_CAP * kmax)
+        self._level(key, f"queue_watermark_bytes.{P}", s, e, peak)
+        ld = self._ports[key].out
+        windows.setdefault(key, []).append((s, e, MICROBURST_UTIL / (ld.util * (1 + ld.amp))))
+        self._ev(key, f"ecn_marked.{P}").segs.append((s, e, MICROBURST_MARK_SHARE * self._pkt_rate(key)))
+        others = [p for p in self._order.get(key[0], []) if p != key[1]]
+        feeders = sorted(others, key=lambda p: _unit(self.seed, "feed", key[0], p))[: min(n, len(others))]
+        for port in feeders:
+            fkey = (key[0], port)
+            self._level(fkey, f"pg_shared_watermark_bytes.{P}", s, e, peak / len(feeders))
+            if peak >= 0.9 * kmax:  # the burst reached Xoff: a brief pause, a little headroom used
+                self._level(fkey, f"pg_headroom_watermark_bytes.{P}", s, e,
+                            0.2 * self._thresholds(fkey).headroom_bytes)
+
+    def _no_marks(self, switch: str, s: float, e: float) -> None:
+        """``ecn-misconfig``: ``switch`` marks nothing in [s, e) (each marking rate cancelled there; the
+        NIC that counts the marks it receives shares the counter, so it sees none either)."""
+        for port in self._order.get(switch, []):
+            p = self._ports[(switch, port)]
+            for name, ev in list(p.ev.items()):
+                if not name.startswith("ecn_marked."):
+                    continue
+                for a, b, r in list(ev.segs):
+                    lo, hi = max(a, s), min(b, e)
+                    if hi > lo and r:
+                        ev.segs.append((lo, hi, -r))
 
     def _lossy_drops(self) -> None:
         """RoCE in a lossy class: nothing pauses the senders, so micro-bursts that PFC absorbed before
@@ -892,14 +998,23 @@ class TrafficModel:
         out: dict[str, int] = {}
         if self.technology == "infiniband" or p.kind != "switch":
             return out
-        period = int(t // 10)
+        period = int(t // WM_PERIOD)
         for q in PRIOS:
             base = 2 + int(6 * _unit(self.seed, "wm", device, port, q, period))
             busy = q in (self.lossless_prio, 0)
             out[f"queue_watermark_bytes.{q}"] = base * ROCE_PKT_BYTES if busy else 0
             out[f"pg_shared_watermark_bytes.{q}"] = (base // 2) * ROCE_PKT_BYTES if busy else 0
             out[f"pg_headroom_watermark_bytes.{q}"] = 0
+        since = period * WM_PERIOD
+        for start, end, name, level in self._wm.get((device, port), ()):
+            if start <= t and end > since:  # the episode falls in this read period
+                peak = int(level * (0.92 + 0.08 * _unit(self.seed, "wmb", device, port, name, period)))
+                out[name] = max(out[name], peak)
         return out
+
+    def thresholds(self, device: str, port: str) -> BufferThresholds:
+        """ECN Kmin/Kmax and PFC headroom of a switch port as rendered (what renderers print as config)."""
+        return self._thresholds((device, port))
 
     def _derived(self, p: _Port, out: dict[str, int]) -> None:
         """The Ethernet counters that are sums or platform aliases of others (again after offsets)."""

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from fabriccfg.inventory.derive import DEFAULT_CABLE_M, pfc_headroom_bytes, switch_ports
+from fabriccfg.inventory.derive import (
+    DEFAULT_CABLE_M,
+    effective_switch_qos,
+    pfc_headroom_bytes,
+    roce_intent,
+    switch_ports,
+)
 from fabriccfg.render.filters import cable
 
 if TYPE_CHECKING:
@@ -289,3 +295,32 @@ def facts(fabric: Fabric) -> FabricFacts:
     _CACHE.insert(0, item)
     del _CACHE[_CACHE_SIZE:]
     return item
+
+
+class BufferThresholds(NamedTuple):
+    """The buffer levels the configs set on one switch port: what a watermark is compared against.
+
+    One derivation for render (the configs), the mock (how full a queue gets) and verify (the
+    ``microburst``, ``headroom-near-full``, ``hol-blocking`` and ``ecn-threshold`` checks)."""
+
+    kmin_bytes: int | None
+    """ECN marking starts (None: ECN off on this switch)."""
+    kmax_bytes: int | None
+    """ECN marks at Pmax (None: ECN off on this switch)."""
+    headroom_bytes: int
+    """PFC xoff headroom of the port's lossless priority group (:func:`headroom`)."""
+
+
+def buffer_thresholds(fabric: Fabric, switch: Switch) -> dict[str, BufferThresholds]:
+    """Cabled port -> :class:`BufferThresholds` of ``switch``, from the same facts the render writes:
+    the effective QoS (ECN on/off, switch MTU), the intent's ECN thresholds and
+    :meth:`FabricFacts.switch_ports` headroom (cached per fabric)."""
+    f = facts(fabric)
+
+    def build() -> dict[str, BufferThresholds]:
+        q = effective_switch_qos(fabric, switch)
+        ecn = roce_intent(fabric).ecn
+        kmin, kmax = (ecn.kmin_bytes, ecn.kmax_bytes) if q.ecn_enabled else (None, None)
+        return {p.name: BufferThresholds(kmin, kmax, p.headroom_bytes) for p in f.switch_ports(switch, q.mtu)}
+
+    return f.memo(f"buffer-thresholds:{switch.name}", build)

@@ -56,9 +56,15 @@ IF_HIGH_SPEED: Oid = (*IFX_TABLE, 15)
 IF_ALIAS: Oid = (*IFX_TABLE, 18)
 
 # IEEE8021-PFC-MIB ieee8021PfcIfEntry (AUGMENTS ifEntry: index ifIndex); per-interface totals.
-# Defined: IEEE 802.1Qbb MIB (IEEE8021-PFC-MIB). SERVED BY: polled on EOS and NX-OS ([UNVERIFIED]: neither
-# vendor's supported-MIB list was read here). NOT served by Cumulus (absent from its Supported MIBs page) nor
-# by sonic-snmpagent (no such module under src/sonic_ax_impl/mibs).
+# Defined: IEEE 802.1Qbb MIB (IEEE8021-PFC-MIB).
+# SERVED BY: EOS (listed among the IEEE MIBs of Arista's "Arista SNMP MIBs" page,
+# https://www.arista.com/en/support/product-documentation/arista-snmp-mibs, as read through Arista SE
+# J. Georges' genAristaMIBReport.py v1.3 (2021), whose IEEE list is LLDP-MIB, LLDP-EXT-DOT1/DOT3 and
+# IEEE8021-PFC-MIB; the page itself was not retrievable here: a secondary source).
+# NOT served by NX-OS: absent from Cisco's Nexus 9000 MIB support list (cisco/cisco-mibs
+# supportlists/nexus9000/Nexus9000MIBSupportList.html at 305e11e, "Supported from NX-OS 9.3(5)": 2,887
+# objects, none of IEEE8021-PFC-MIB; CISCO-PFC-EXT-MIB instead, below). NOT served by Cumulus (absent from
+# its Supported MIBs page) nor by sonic-snmpagent (no such module under src/sonic_ax_impl/mibs).
 PFC_IF_ENTRY: Oid = (1, 3, 111, 2, 802, 1, 1, 21, 1, 1, 1)
 PFC_REQUESTS: Oid = (*PFC_IF_ENTRY, 2)      # PFC frames sent
 PFC_INDICATIONS: Oid = (*PFC_IF_ENTRY, 3)   # PFC frames received
@@ -95,7 +101,9 @@ ARISTA_INGRESS_ENTRY: Oid = (*ARISTA_QUEUE, 1, 1)  # index ifIndex.queue
 ARISTA_INGRESS_PKTS_DROPPED: Oid = (*ARISTA_INGRESS_ENTRY, 3)
 
 # LLDP-MIB (IEEE 802.1AB-2005, 1.0.8802.1.1.2). SERVED BY: Cumulus (lldpd AgentX, Supported MIBs page),
-# SONiC (sonic-snmpagent src/sonic_ax_impl/mibs/ieee802_1ab.py), EOS and NX-OS ([UNVERIFIED] lists).
+# SONiC (sonic-snmpagent src/sonic_ax_impl/mibs/ieee802_1ab.py), NX-OS (Cisco's Nexus 9000 MIB support list
+# above: lldpRemChassisId, lldpRemPortId, lldpRemPortDesc, lldpRemSysName since 6.1(2)) and EOS (Arista's
+# SNMP MIBs page as read through the script cited for IEEE8021-PFC-MIB: secondary source).
 LLDP_MIB: Oid = (1, 0, 8802, 1, 1, 2)
 LLDP_LOC_PORT_ENTRY: Oid = (*LLDP_MIB, 1, 3, 7, 1)   # index lldpLocPortNum
 LLDP_LOC_PORT_ID_SUBTYPE: Oid = (*LLDP_LOC_PORT_ENTRY, 2)
@@ -117,7 +125,10 @@ MLNX_IB_PORT_GUID: Oid = (*MLNX_IF_VPI_ENTRY, 4)
 MLNX_PORT_XMIT_WAIT: Oid = (*MLNX_IF_VPI_ENTRY, 5)
 MLNX_SYMBOL_ERROR_COUNTER: Oid = (*MLNX_IF_VPI_ENTRY, 6)
 
-# CISCO-PFC-EXT-MIB (1.3.6.1.4.1.9.9.813): what sonic-snmpagent serves for PFC.
+# CISCO-PFC-EXT-MIB (1.3.6.1.4.1.9.9.813): what sonic-snmpagent serves for PFC. Also served by NX-OS on the
+# Nexus 9000 (Cisco's support list above: cpfcIfRequests/Indications and cpfcIfPriorityRequests/Indications
+# since 6.1(2), cpfcWatchdogIfQueue{State,Shutdowns,Restores,DropPkts,TotalDropPkts} since 7.0(3)I4(1)); not
+# polled there: show queuing interface carries the same PFC counts per CoS.
 # SOURCE: sonic-net/sonic-snmpagent src/sonic_ax_impl/mibs/vendor/cisco/ciscoPfcExtMIB.py (read 2026-12-01):
 # class cpfcIfTable prefix
 # .1.3.6.1.4.1.9.9.813.1.1, entries '1.1' ifRequests and '1.2' ifIndications, index ifIndex, Counter64,

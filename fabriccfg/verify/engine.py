@@ -79,7 +79,7 @@ __all__ = [
 SHIPPED_CHECKS = Path(__file__).resolve().parent.parent / "data" / "checks"
 ENV_NAMES = frozenset({
     "value", "interval_s", "link_bps", "intended_speed_mbps", "priority", "device", "port", "kind",
-    "platform", "samples",
+    "platform", "samples", "ecn_kmin_bytes", "ecn_kmax_bytes", "headroom_bytes",
 })
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
@@ -345,6 +345,9 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
     env.update(device=device, port=port, priority=priority, samples=len(ctx.points),
                intended_speed_mbps=speed * 1000 if speed else None, link_bps=speed * 1e9 if speed else None,
                kind=ctx.kind(device), platform=dev.platform if dev else None)
+    thr = ctx.buffer_thresholds(device, port)
+    env.update(ecn_kmin_bytes=thr.kmin_bytes if thr else None, ecn_kmax_bytes=thr.kmax_bytes if thr else None,
+               headroom_bytes=thr.headroom_bytes if thr else None)
     levels: list[tuple[str, Any, str | None]] = []
     saturated: set[str] = set()
     unbased = False

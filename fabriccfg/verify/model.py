@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from fabriccfg import catalog
 from fabriccfg.inventory.models import Fabric, Host, Switch
+from fabriccfg.render.derive import BufferThresholds, buffer_thresholds
 from fabriccfg.telemetry.counters import compute_rates
 from fabriccfg.telemetry.model import COUNTER_KINDS, Rate, Sample, SampleKey, Snapshot
 from fabriccfg.telemetry.shard import in_shard
@@ -281,6 +282,14 @@ class Context:
             if dev.port_speed:
                 return dev.port_speed
         return self.fabric.fabric.link_speed
+
+    def buffer_thresholds(self, device: str, port: str | None) -> BufferThresholds | None:
+        """ECN Kmin/Kmax and PFC headroom the render set on a switch port (None elsewhere): the
+        watermark checks compare with the same numbers the configs carry."""
+        dev = self.fabric.devices.get(device)
+        if port is None or not isinstance(dev, Switch) or self.fabric.roce is None:
+            return None
+        return buffer_thresholds(self.fabric, dev).get(port)
 
     def rate(self, key: SampleKey, point: int = -1) -> Rate | None:
         return self.points[point].rates.get(key) if self.points else None

@@ -130,14 +130,14 @@ SAMPLES: list[tuple[str, str, list[str], str, str]] = [
         "roce-lab.yaml",
         ["congestion:gpu01"],
         "leaf-r3",
-        "show queuing interface e1/1",
+        "show queuing interface",
     ),
     (
         "nxos_pfc_queue_detail.txt",
         "roce-lab.yaml",
         ["pause-storm:gpu01:mlx5_3"],
         "leaf-r3",
-        "show queuing pfc-queue interface ethernet1/1 detail",
+        "show queuing pfc-queue detail",
     ),
 ]
 

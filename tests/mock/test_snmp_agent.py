@@ -331,11 +331,11 @@ def test_lldp_follows_cabling_swap(roce: Fabric) -> None:
 
 
 def test_counter_wrap_and_reboot_over_snmp(roce: Fabric) -> None:
-    model = TrafficModel(roce, ["counter-wrap", "reboot:leaf-r3"], seed=1, t0=T0)
+    model = TrafficModel(roce, ["counter-wrap", "reboot:leaf-r2"], seed=1, t0=T0)
     clock = Clock(T0)
 
     async def main() -> list[Any]:
-        agent = await agent_for(model, "leaf-r3", clock)  # NX-OS: an agent with the Counter32 PFC totals
+        agent = await agent_for(model, "leaf-r2", clock)  # EOS: an agent with the Counter32 PFC totals
         out = []
         try:
             async with Client(agent.port) as c:
@@ -439,7 +439,8 @@ def test_platform_mibs(roce: Fabric, ib8700: Fabric) -> None:
     eos = got["leaf-r2"]
     assert eos[O.ARISTA_EGRESS_PKTS] and not eos[O.MLNX_PFC_RX_PAUSE_PKTS] and eos[O.LLDP_REM_SYS_NAME]
     nxos = got["leaf-r3"]
-    assert nxos[O.PFC_INDICATIONS] and not nxos[O.ARISTA_EGRESS_PKTS] and not nxos[O.MLNX_PFC_RX_PAUSE_PKTS]
+    assert not nxos[O.PFC_INDICATIONS] and nxos[O.CPFC_PRIO_INDICATIONS]  # Cisco's N9K MIB support list
+    assert not nxos[O.ARISTA_EGRESS_PKTS] and not nxos[O.MLNX_PFC_RX_PAUSE_PKTS] and nxos[O.LLDP_REM_SYS_NAME]
     ib = got["ib8700-leaf1"]
     i1 = ib_model.if_index("ib8700-leaf1", "1/1")
     i2 = ib_model.if_index("ib8700-leaf1", "1/2")

@@ -47,6 +47,7 @@ ROCE_SCENARIOS = [
     ["pause-storm:gpu03"],
     ["link-flap:leaf-r0:swp29"],
     ["lossless-drop:leaf-r1:Ethernet8"],
+    ["microburst:leaf-r0:swp3", "ecn-misconfig:leaf-r0@3"],
     ["counter-wrap", "pause-storm:gpu01@2"],
 ]
 
@@ -325,6 +326,11 @@ def test_runtime_inject_and_clear_stay_monotonic(roce: Fabric) -> None:
         ("healthy:x", "takes no arguments"),
         ("ib-congestion:leaf-r0:swp1", "needs an InfiniBand fabric"),
         ("pause-storm:gpu01@soon", "not a number"),
+        ("microburst:leaf-r0", "DEVICE:PORT"),
+        ("microburst:gpu01:mlx5_0", "not a switch"),
+        ("microburst:leaf-r0:swp20", "not a cabled port"),
+        ("microburst:leaf-r0:swp3:1", "SENDERS must be 2-1024"),
+        ("microburst:leaf-r0:swp3:5000", "SENDERS must be 2-1024"),
     ],
 )
 def test_scenario_parse_errors(roce: Fabric, spec: str, message: str) -> None:
@@ -338,6 +344,10 @@ def test_scenario_parse_forms() -> None:
     sc = parse("cabling-swap:a:1/1, b:1/2")
     assert (sc.device, sc.port, sc.other) == ("a", "1/1", ("b", "1/2"))
     assert str(parse("link-flap:leaf-r0:swp1")) == "link-flap:leaf-r0:swp1"
+    sc = parse("microburst:leaf-r0:swp3:16@4")
+    assert (sc.name, sc.device, sc.port, sc.count, sc.onset) == ("microburst", "leaf-r0", "swp3", 16, 4.0)
+    sc = parse("microburst:leaf-r0:swp3")
+    assert (sc.device, sc.port, sc.count) == ("leaf-r0", "swp3", None)
 
 
 def test_ib_congestion_by_host_and_xmit_discards(ib: Fabric) -> None:
@@ -364,3 +374,42 @@ def test_watermarks_are_switch_gauges_of_the_busy_queues(roce: Fabric, ib: Fabri
     assert all(v >= 0 for v in wm.values())
     mi = TrafficModel(ib, seed=1, t0=T0)
     assert all(not mi.watermarks(d, p, T0 + 5) for d in ib.devices for p in mi.ports(d))
+
+
+def test_microburst_watermarks_peak_while_the_rate_stays_low(roce: Fabric) -> None:
+    """Incast of 8 into leaf-r1:Ethernet0 from +5 s: its lossless queue peaks at 7 x 128 KiB (the
+    per-period jitter keeps it within 92-100 %) from the onset's read period on; the feeding PGs share
+    it; the port's mean rate falls to 20 % of line rate; deterministic in (t, seed)."""
+    key = ("leaf-r1", "Ethernet0")
+    m = TrafficModel(roce, ["microburst:leaf-r1:Ethernet0@5"], seed=3, t0=T0)
+    before = m.watermarks(*key, T0 + 4)  # onset at +5 falls in the next read period (T0 is a multiple of 10)
+    assert before[f"queue_watermark_bytes.{P}"] < 10 * 4166
+    peak = 7 * 128 * 1024
+    for t in (T0 + 15, T0 + 25, T0 + 95):
+        q = m.watermarks(*key, t)[f"queue_watermark_bytes.{P}"]
+        assert 0.92 * peak <= q <= peak, (t, q)
+        assert q == TrafficModel(roce, ["microburst:leaf-r1:Ethernet0@5"], seed=3, t0=T0).watermarks(*key, t)[
+            f"queue_watermark_bytes.{P}"]
+    shared = [m.watermarks("leaf-r1", p, T0 + 25)[f"pg_shared_watermark_bytes.{P}"]
+              for p in m.ports("leaf-r1") if p != key[1]]
+    fed = [v for v in shared if v > 10 * 4166]
+    assert len(fed) == 8 and 0.9 * peak / 8 <= min(fed) and max(fed) <= peak / 8
+    util = rate(m, *key, "if_out_octets", T0 + 10, T0 + 20) * 8 / 400e9
+    assert 0.15 < util < 0.25, util
+    marks = rate(m, *key, f"ecn_marked.{P}", T0 + 10, T0 + 20)
+    pkts = rate(m, *key, f"tc_tx_pkts.{P}", T0 + 10, T0 + 20)
+    assert 0 < marks / pkts < 0.01
+
+
+def test_ecn_misconfig_stops_marking_and_queues_pass_kmax(roce: Fabric) -> None:
+    m = TrafficModel(roce, ["ecn-misconfig:leaf-r0@10"], seed=0, t0=T0)
+    host_port = m.fabric.neighbours[("gpu01", "mlx5_0")]
+    assert host_port[0] == "leaf-r0"
+    assert rate(m, *host_port, f"ecn_marked.{P}", T0, T0 + 10) > 0  # background marks before
+    assert rate(m, *host_port, f"ecn_marked.{P}", T0 + 10, T0 + 20) == 0
+    assert rate(m, "gpu01", "mlx5_0", "np_ecn_marked_roce_packets", T0 + 10, T0 + 20) == 0
+    assert all(m.watermarks("leaf-r0", p, T0 + 25)[f"queue_watermark_bytes.{P}"] > 1_500_000
+               for p in m.ports("leaf-r0"))
+    m.clear(T0 + 30)
+    assert rate(m, *host_port, f"ecn_marked.{P}", T0 + 30, T0 + 40) > 0
+    assert m.watermarks("leaf-r0", host_port[1], T0 + 45)[f"queue_watermark_bytes.{P}"] < 10 * 4166

@@ -188,3 +188,17 @@ def test_probe_json_feeds_the_advisor(roce, tmp_path):
         straggler[name] = {e["fabric"]: e["straggler"] for e in doc["estimates"]}
     assert straggler["storm"]["roce-400g"] > 2 * straggler["healthy"]["roce-400g"]
     assert straggler["storm"]["ib-hdr"] == straggler["healthy"]["ib-hdr"]
+
+
+def test_microburst_widens_exactly_the_paths_through_its_port(roce, tmp_path):
+    """Incast into leaf-r0:swp2 (gpu02's NIC on rail 0): the paths that end on that NIC, and not the other
+    path through leaf-r0 (gpu01:mlx5_0 to rail 1)."""
+    with MockFabric(roce, scenarios=["microburst:leaf-r0:swp2"], workdir=tmp_path, snmp=False) as mock:
+        r, doc = probe("roce-lab.yaml", mock)
+    nic = ("gpu02", "mlx5_0")
+    assert roce.neighbours[nic] == ("leaf-r0", "swp2")
+    ends = {x["pair"]: {(x[k]["host"], x[k]["nic"]) for k in ("client", "server")} for x in doc["results"]}
+    expected = {pair for pair, nics in ends.items() if nic in nics}
+    assert expected and expected < touching(roce, doc, nic)
+    assert flagged(doc, "tail-latency") == expected
+    assert r.exit_code in (1, 2)

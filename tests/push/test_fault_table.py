@@ -108,12 +108,15 @@ def _drop_after(n: int) -> Callable[[Any], None]:
 
 
 def signalled(mock: MockFabric, name: str, tmp: Path, after: str, sig: int, inventory: str,
-              slow_from: str | None = "started", lines: int = 0, line: str | None = None) -> Row:
-    """Push in a subprocess; the device turns slow at its ``slow_from`` record; ``sig`` once the device
-    has received ``lines`` more lines after the ``after`` record (counted in the mock's command log),
-    or, with ``line``, once it has received a line matching that regex."""
+              slow_from: str | None = "start", lines: int = 0, line: str | None = None) -> Row:
+    """Push in a subprocess; the device is slow from the start (``slow_from="start"``) or from its
+    ``slow_from`` record; ``sig`` once the device has received ``lines`` more lines after the ``after``
+    record (counted in the mock's command log), or, with ``line``, once a line matching that regex."""
     dev = mock.device(name)
     mark: list[int] = []
+    if slow_from == "start":
+        # Slow before the push starts: a loaded CI box may not poll the journal before a fast push ends.
+        mock.call(lambda: setattr(dev.faults, "slow", SLOW))
 
     def seen(states: list[str]) -> None:
         if slow_from is not None and slow_from in states and not dev.faults.slow:

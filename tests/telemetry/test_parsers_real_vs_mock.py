@@ -47,8 +47,13 @@ MOCK_COMMAND: dict[str, tuple[str, list[str], str, str]] = {
                 "show qos interfaces ecn counters queue | json"),
     "eos_pfc": ("roce-lab", ["pause-storm:gpu01:mlx5_2"], "leaf-r2",
                 "show priority-flow-control counters | json"),
+    # vendorcap block (EOS / NX-OS, #11 + #15 + #14): the bulk commands the collector runs
+    "nxos_queuing": ("roce-lab", ["congestion:gpu01"], "leaf-r3", "show queuing interface"),
+    "nxos_pfc_queue": ("roce-lab", ["pause-storm:gpu01:mlx5_3"], "leaf-r3", "show queuing pfc-queue detail"),
+    "eos_lanz": ("roce-lab", ["congestion:gpu01"], "leaf-r2",
+                 "show queue-monitor length limit 30 seconds | json"),
 }
-NO_CAPTURE = {"eos_pfcwd", "nxos_queuing", "nxos_pfc_queue"}
+NO_CAPTURE = {"eos_pfcwd"}
 """No published capture found (each folder's SOURCE lists what was searched)."""
 NOT_IN_MOCK = {
     "systemctl": "rendered by the mock shell (fabriccfg.mock.shell), not by cli_telemetry",
@@ -72,15 +77,33 @@ PARTIAL = {"ethtool": "the published capture is the first 23 counters only; the 
                       "and _phy names come from the kernel's mlx5 counters.rst"}
 """Partial captures: on the paths both have, the value types must agree; the mock may have more."""
 ONLY_MOCK: dict[str, dict[str, str]] = {
+    "nxos_queuing": {
+        "/*/queues/*/ECN Marked Pkts:int": "the published FX2 capture has no ECN row; the mock prints "
+                                           "the 10.x name (UNVERIFIED, nxos_queuing/SOURCE) so marks "
+                                           "reach the checks",
+    },
     "ibqueryerrors": {
         "/nodes[]/wide/*[]:str": "the mock prints 64-bit counters in the wide '(x.xxxM)' form of "
                                  "ibqueryerrors.c (CapMask2 bit 1); the published captures are 32-bit",
     },
 }
 EXACT = {"sonic_pfc", "sonic_pfcwd", "sonic_queue", "sonic_wred", "nvue_roce", "nvue_pfcwd", "sminfo",
-         "eos_ecn", "eos_pfc"}
+         "eos_ecn", "eos_pfc", "nxos_pfc_queue", "eos_lanz"}
 """Same structure both ways. Elsewhere the real captures show optional parts a given scenario does not
 produce (thresholds, suppressed lists, other output modes): there the mock's structure must be a subset."""
+
+# Buffer watermarks (#15 micro-bursts): SONiC watermarkstat and Cumulus NVUE qos buffer, rendered by the
+# mock from TrafficModel.watermarks() under scenarios that raise them.
+MOCK_COMMAND.update({
+    "sonic_queue_wm": ("roce-lab", ["microburst:leaf-r1:Ethernet0"], "leaf-r1",
+                       "show queue watermark unicast"),
+    "sonic_pg_shared_wm": ("roce-lab", ["microburst:leaf-r1:Ethernet0"], "leaf-r1",
+                           "show priority-group watermark shared"),
+    "sonic_pg_headroom_wm": ("roce-lab", ["pause-storm:gpu02:mlx5_0"], "leaf-r1",
+                             "show priority-group watermark headroom"),
+    "nvue_qos_buffer": ("roce-lab", ["pause-storm:gpu05"], "leaf-r0", "nv show interface swp25 qos buffer"),
+})
+EXACT |= {"sonic_queue_wm", "sonic_pg_shared_wm", "sonic_pg_headroom_wm", "nvue_qos_buffer"}
 _INSTANCE = re.compile(r"^(?:[A-Za-z][A-Za-z-]*)?\d+(?:/\d+)*$|^0x[0-9a-fA-F]+$|^ALL$")
 _COUNTER = re.compile(r"^(?:Port|Link|Symbol|VL15|Excessive|Local|QP1)[A-Za-z0-9]+$")
 """IB PMA counter names (which of them a node reports depends on the errors it has): one key kind."""
@@ -162,7 +185,7 @@ def test_mock_parses_like_the_real_capture(folder: str) -> None:
         f" only in mock: {sorted(only_mock)}")
 
 
-JSON_REPLIES = {"eos_ecn", "eos_pfc"}
+JSON_REPLIES = {"eos_ecn", "eos_pfc", "eos_lanz"}
 """Folders whose command answers JSON: there the raw replies themselves must have the same shape (keys,
 and value types such as EOS's string ECN counts), not only the parsed structure."""
 

@@ -3,7 +3,8 @@
 This is the telemetry contract applied to :meth:`TrafficModel.port_counters`: canonical names with a
 ``.N`` suffix become the ``prio`` (PFC, watchdog) or ``tc`` (queues, ECN) label, 1/2 oper status
 becomes "up"/"down", IB error counters saturate at their PortCounters width, LLDP and ibnetdiscover
-neighbours come from :meth:`TrafficModel.neighbour` (so ``cabling-swap`` shows), sysUpTime from
+neighbours come from :meth:`TrafficModel.neighbour` (so ``cabling-swap`` shows), buffer watermarks
+(gauges) from :meth:`TrafficModel.watermarks`, sysUpTime from
 :meth:`device_state` (so ``reboot`` shows). The end-to-end path (SSH/SNMP + collectors) is covered by
 ``test_verify_mockfabric.py``; this one lets every scenario run in milliseconds.
 """
@@ -92,6 +93,10 @@ def snapshot(model: TrafficModel, t: float) -> Snapshot:
                     snap.add(Sample(dev_name, port, metric, lbl, int(value) % (1 << 32), "counter32"))
                 else:
                     snap.add(Sample(dev_name, port, metric, lbl, int(value) % (1 << 64), "counter64"))
+            for name, value in model.watermarks(dev_name, port, t).items():
+                metric, _, idx = name.partition(".")
+                lbl = labels(tc=idx) if metric == "queue_watermark_bytes" else labels(prio=idx)
+                snap.add(Sample(dev_name, port, metric, lbl, int(value), "gauge"))
             peer = model.neighbour(dev_name, port, t)
             if peer is None:
                 continue

@@ -198,8 +198,9 @@ def _single_sample(mock, state_dir, command: str = "verify") -> tuple[int, dict]
     return r.exit_code, json.loads(r.stdout)
 
 
-NEEDS_NO_RATE = ("eth-cabling",)
-"""Shipped RoCE checks that decide from one sample (LLDP). link-state-speed also reads the flap counter:
+NEEDS_NO_RATE = ("eth-cabling", "headroom-near-full")
+"""Shipped RoCE checks that decide from one sample (LLDP, a watermark gauge against the rendered headroom).
+link-state-speed also reads the flap counter:
 a port that is down is CRITICAL at once, but "up and not flapping" needs a rate."""
 
 
@@ -228,10 +229,11 @@ def test_first_single_sample_run_is_unknown_never_ok(roce_mock, tmp_path):
                 assert by_check[cid]["state"] == "unknown", (command, by_check[cid])
                 assert by_check[cid]["message"].startswith("no baseline yet"), (command, by_check[cid])
             # only a check that needs no rate may raise it above UNKNOWN: the watchdog's "queue still
-            # stormed" state (the mock's watchdog is stormed for 0.4 s of every 0.6 s cycle)
+            # stormed" state (the mock's watchdog is stormed for 0.4 s of every 0.6 s cycle) and the
+            # headroom watermark of the ports that pause their peers (a gauge)
             loud = [f for f in doc["findings"] if f["severity"] in ("warning", "critical")]
-            assert all(f["check"] == "pfc-watchdog-fired" and f["threshold"] == "queue still stormed"
-                       for f in loud), (command, loud)
+            assert all((f["check"] == "pfc-watchdog-fired" and f["threshold"] == "queue still stormed")
+                       or f["check"] == "headroom-near-full" for f in loud), (command, loud)
             assert code == (2 if loud else 3) and doc["status"] != "OK", (command, doc)
         code, doc = _single_sample(roce_mock, tmp_path / "storm")  # now with a baseline
     finally:

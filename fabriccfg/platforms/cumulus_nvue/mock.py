@@ -301,4 +301,5 @@ SHOW_COMMANDS = (
      _ct.with_port(_renderers.nvue_qos_roce_counters)),
     (re.compile(rf"^nv show interface {_ct.PORT} qos pfc-watchdog$"),
      _ct.with_port(_renderers.nvue_pfc_watchdog)),
+    (re.compile(rf"^nv show interface {_ct.PORT} qos buffer$"), _ct.with_port(_renderers.nvue_qos_buffer)),
 )

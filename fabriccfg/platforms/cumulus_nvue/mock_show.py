@@ -100,3 +100,50 @@ def nvue_pfc_watchdog(model: TrafficModel, device: str, port: str, t: float) -> 
             "state            enabled      enabled\n\nPFC WD Status\n===========================\n")
     table = text_table(["traffic-class", "status", "deadlock-count"], rows, ["l", "l", "l"])
     return head + "".join(f"    {line}\n" for line in table.splitlines()), 0
+
+
+def _nvue_section(title: str, headers: list[tuple[str, str]], rows: list[list[str]]) -> list[str]:
+    """One ``qos buffer`` section: title, ``===`` underline, a two-line header, the dash rule, rows
+    (indented by four, columns two apart, as NVUE prints them)."""
+    widths = [max(len(h1), len(h2), *(len(r[i]) for r in rows)) for i, (h1, h2) in enumerate(headers)]
+
+    def fmt(cells: list[str]) -> str:
+        return "    " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
+
+    out = [title, "=" * (len(title) + 3), fmt([h for h, _ in headers])]
+    if any(h2 for _, h2 in headers):
+        out.append(fmt([h2 for _, h2 in headers]))
+    out.append(fmt(["-" * w for w in widths]))
+    return out + [fmt(r) for r in rows] + [""]
+
+
+def nvue_qos_buffer(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
+    """``nv show interface SWP qos buffer``: the sections of NVIDIA's reference example (ingress port,
+    ingress priority group, egress port, egress traffic class; fixtures/nvue_qos_buffer/SOURCE), with
+    "Max Usage" and the PG's "HR/PL Max" from :meth:`TrafficModel.watermarks`."""
+    wm = model.watermarks(device, port, t)
+    p = lossless_tc(model)
+    b = _nvue_bytes
+    pool = [("Pool ID", ""), ("Mode", ""), ("Reserved Size", ""), ("Current Usage", ""), ("Max Usage", ""),
+            ("Shared Max", "")]
+    lines = _nvue_section("Buffer Statistics - Ingress Port", pool, [
+        ["1", "DYNAMIC", b(0), b(0), b(0), "ALPHA_8"],
+        ["2", "DYNAMIC", b(10220), b(0), b(wm.get(f"pg_shared_watermark_bytes.{p}", 0)), "ALPHA_8"]])
+    pg_rows = []
+    for pg in sorted({0, p}):
+        lossless = pg == p
+        pg_rows.append([str(pg), "2" if lossless else "1", "DYNAMIC", b(0), b(0),
+                        b(wm.get(f"pg_shared_watermark_bytes.{pg}", 0)), "ALPHA_8",
+                        "Lossless" if lossless else "Lossy", b(0), b(0),
+                        b(model.thresholds(device, port).headroom_bytes if lossless else 0), b(0),
+                        b(wm.get(f"pg_headroom_watermark_bytes.{pg}", 0))])
+    lines += _nvue_section("Buffer Statistics - Ingress Priority Group", [
+        ("priority-group", ""), ("Pool ID", ""), ("Mode", ""), ("Reserved", "Size"), ("Current", "Usage"),
+        ("Max", "Usage"), ("Shared", "Max"), ("Lossy/Lossless", ""), ("XON Th", ""), ("XOFF Th", ""),
+        ("HR", ""), ("HR/PL", "Usage"), ("HR/PL", "Max")], pg_rows)
+    lines += _nvue_section("Buffer Statistics - Egress Port", pool, [
+        ["12", "DYNAMIC", b(0), b(0), b(0), "ALPHA_8"], ["13", "DYNAMIC", b(10220), b(0), b(0), "ALPHA_16"]])
+    tc_rows = [[str(tc), "13", "DYNAMIC", b(1008), b(0), b(wm.get(f"queue_watermark_bytes.{tc}", 0)),
+                "ALPHA_8"] for tc in range(8)]
+    lines += _nvue_section("Buffer - Egress Traffic Class", [("traffic-class", ""), *pool], tc_rows)
+    return "\n".join(lines), 0

@@ -1,5 +1,6 @@
-"""Cumulus NVUE: ``nv show interface PORT qos roce counters`` and ``nv show interface PORT qos
-pfc-watchdog`` (one port per command; the RoCE counters are those of the RoCE traffic class)."""
+"""Cumulus NVUE: ``nv show interface PORT qos roce counters``, ``nv show interface PORT qos
+pfc-watchdog`` and ``nv show interface PORT qos buffer`` (one port per command; the RoCE counters are
+those of the RoCE traffic class; the buffer tables carry the peak occupancy, "Max Usage")."""
 
 from __future__ import annotations
 
@@ -103,8 +104,89 @@ def watchdog_samples(device: str, port: str | None, text: str) -> list[Sample]:
     return out
 
 
+_BUFFER_SECTIONS = {"ingress priority group": "ingress_pg", "egress traffic class": "egress_tc"}
+_BUFFER_COLUMNS = {"max usage": "max_usage", "hr": "headroom", "hr/pl max": "headroom_max_usage"}
+"""Columns kept (header text, two header lines joined): the peak shared use ("Max Usage"), the PG's
+headroom ("HR") and its peak use ("HR/PL Max")."""
+
+
+def _cells(line: str, starts: list[int]) -> list[str]:
+    ends = [*starts[1:], max(len(line), starts[-1])]
+    return [line[a:b].strip() for a, b in zip(starts, ends, strict=True)]
+
+
+def parse_qos_buffer(text: str) -> dict[str, dict[str, dict[str, int]]]:
+    """``nv show interface PORT qos buffer`` -> {``ingress_pg``|``egress_tc``: {id: {column: bytes}}}.
+
+    Each section is a title, a ``===`` line, one or two header lines, a dash rule and rows. Columns are
+    cut where the rule's dash runs start (headers are truncated with ``…``); a cell too wide for its
+    column continues on the next line (``18.98`` / ``KB``), so a line with an empty first column extends
+    the row above. Sizes are converted to bytes (binary units, as NVUE prints them)."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    section: str | None = None
+    header: list[str] = []
+    starts: list[int] = []
+    rows: list[list[str]] = []
+
+    def flush() -> None:
+        if section is None or not starts or not header:
+            return
+        header_cells = [_cells(h, starts) for h in header]
+        names = [" ".join(" ".join(h[i] for h in header_cells).split()).lower() for i in range(len(starts))]
+        for row in rows:
+            got = {_BUFFER_COLUMNS[n]: v for n, cell in zip(names, row, strict=True)
+                   if n in _BUFFER_COLUMNS and (v := _value(cell)) is not None}
+            if row[0].isdigit():
+                out.setdefault(section, {})[row[0]] = got
+
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        s = line.strip()
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if nxt and set(nxt) <= set("="):
+            flush()
+            title = s.lower()
+            section = next((v for k, v in _BUFFER_SECTIONS.items() if k in title), None)
+            header, starts, rows = [], [], []
+            continue
+        if not s or set(s) <= set("="):
+            continue
+        if not starts and set(s) <= set("-… "):
+            starts = [m.start() for m in re.finditer(r"\S+", line)]
+            continue
+        if not starts:
+            header.append(line)
+        elif line[: starts[1] if len(starts) > 1 else len(line)].strip():
+            rows.append(_cells(line, starts))
+        elif rows:
+            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], _cells(line, starts), strict=True)]
+    flush()
+    return out
+
+
+def buffer_samples(device: str, port: str | None, text: str) -> list[Sample]:
+    """Watermarks of one port: egress TC 0-7 "Max Usage" (queue), ingress PG 0-7 "Max Usage" (shared)
+    and "HR/PL Max" (headroom); the PG number is taken as the priority (the RoCE lossless PG)."""
+    out = []
+    parsed = parse_qos_buffer(text)
+    for tc, d in parsed.get("egress_tc", {}).items():
+        if int(tc) < 8 and "max_usage" in d:
+            out.append(Sample(device, port, "queue_watermark_bytes", labels(tc=tc), d["max_usage"], "gauge"))
+    for pg, d in parsed.get("ingress_pg", {}).items():
+        if int(pg) >= 8:
+            continue
+        if "max_usage" in d:
+            out.append(Sample(device, port, "pg_shared_watermark_bytes", labels(prio=pg), d["max_usage"],
+                              "gauge"))
+        if "headroom_max_usage" in d:
+            out.append(Sample(device, port, "pg_headroom_watermark_bytes", labels(prio=pg),
+                              d["headroom_max_usage"], "gauge"))
+    return out
+
+
 PARSERS: dict[str, Callable[[str], Any]] = {
     "nvue_roce": parse_roce_counters,
+    "nvue_qos_buffer": parse_qos_buffer,
     "nvue_pfcwd": parse_watchdog,
 }
 """Tool name (the fixture folder under tests/telemetry/fixtures) -> structured parser."""

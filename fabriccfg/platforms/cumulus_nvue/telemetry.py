@@ -20,8 +20,11 @@ def _roce_counters(text: str, ctx: _CliContext) -> list[_Sample]:
 SHOW = (
     _CliCommand("nvue-roce", "nv show interface {port} qos roce counters", _roce_counters, per="port"),
     _show_port("nvue-pfcwd", "nv show interface {port} qos pfc-watchdog", _parse.watchdog_samples),
+    _show_port("nvue-buffer", "nv show interface {port} qos buffer", _parse.buffer_samples),
 )
-"""ECN marks (RoCE counters) and PFC-watchdog counters per port: what the SNMP tables lack."""
+"""ECN marks (RoCE counters), PFC-watchdog counters and buffer watermarks ("Max Usage" of the egress
+traffic classes and ingress priority groups; NVUE reference, Show Commands / QoS, Cumulus Linux 5.4+)
+per port: what the SNMP tables lack."""
 TELEMETRY = _TelemetrySpec(snmp=(_tt.IF_MIB, _tt.LLDP), cli=SHOW)
 """Cumulus' snmpd serves IF-MIB and LLDP-MIB (lldpd AgentX) but no PFC or queue MIB (its "Supported MIBs"
 page, telemetry/oids.py): PFC, ECN and watchdog counters come from the NVUE show commands."""

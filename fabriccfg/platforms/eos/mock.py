@@ -349,5 +349,7 @@ SHOW_COMMANDS = (
     (re.compile(r"^show priority-flow-control counters \| json$"), _ct.no_args(_renderers.eos_pfc_counters)),
     (re.compile(r"^show priority-flow-control counters watchdog \| json$"),
      _ct.no_args(_renderers.eos_pfc_watchdog)),
+    (re.compile(r"^show queue-monitor length(?: limit \d+ (?:seconds|samples))? \| json$"),
+     _ct.no_args(_renderers.eos_queue_monitor_length)),
 )
 """The ``| json`` forms fabriccfg collects (tests/telemetry/fixtures/eos_*/SOURCE name the vendor data)."""

@@ -58,3 +58,28 @@ def eos_pfc_watchdog(model: TrafficModel, device: str, t: float) -> tuple[str, i
         if det:
             intfs[name] = {"txQueues": {str(p): {"stuckCount": det, "recoveryCount": res}}}
     return _eos_json({"interfaces": intfs})
+
+
+def eos_queue_monitor_length(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
+    """``show queue-monitor length [limit N seconds] | json`` (LANZ): polling records ("P"), one per egress
+    queue and per 10 s polling period of the last 30 s that the traffic model gives a watermark,
+    ``queueLength`` = that period's watermark. Answers as the only published reply does (Arista's goeapi
+    fixture, platform 'Sand', lengths in bytes), although this mock's ``show version`` names a 7060X5: no
+    published Strata reply says how its segments are reported."""
+    entries: list[dict[str, object]] = []
+    ports = model.ports(device)
+    for back in (0.0, 10.0, 20.0):
+        at = round(t - back, 6)
+        for name in ports:
+            feeders = [p for p in ports if p != name][:4] or [name]
+            for key, v in sorted(model.watermarks(device, name, at).items()):
+                metric, _, tc = key.partition(".")
+                if metric != "queue_watermark_bytes" or v <= 0:
+                    continue
+                entries.append({
+                    "entryTimeUsecs": int(at * 1_000_000), "globalProtectionModeEnabled": True,
+                    "entryTime": at, "ingressPortSet": feeders, "interface": name, "duration": 1,
+                    "durationUsecs": 1000000, "entryType": "P", "queueLength": v, "trafficClass": int(tc),
+                })
+    return _eos_json({"reportTime": round(t, 6), "bytesPerTxmpSegment": 512, "globalHitCount": 0,
+                      "lanzEnabled": True, "platformName": "Sand", "entryList": entries})

@@ -8,9 +8,14 @@
 - ``show priority-flow-control counters watchdog | json``:
   ``{"interfaces": {IF: {"txQueues": {TXQ: {"stuckCount": N, "recoveryCount": N}}}}}``; EOS lists an
   interface (and a queue) only once the watchdog has fired on it.
+- ``show queue-monitor length limit N seconds | json`` (LANZ): ``{"platformName", "bytesPerTxmpSegment",
+  "entryList": [{"interface", "trafficClass", "queueLength", "entryType", "entryTime", ...}]}``: one entry
+  per congestion record (P polling, S/U/E start/update/end) in the last N seconds; the highest
+  ``queueLength`` per interface and traffic class is that queue's watermark over the window.
 
-The first two are pinned by Arista's own test vectors (ANTA, ``tests/units/anta_tests/test_interfaces.py``);
-the watchdog keys only by public code that reads them (see ``tests/telemetry/fixtures/eos_*/SOURCE``).
+The first two are pinned by Arista's own test vectors (ANTA, ``tests/units/anta_tests/test_interfaces.py``),
+LANZ by Arista's goeapi fixture (a 'Sand' platform); the watchdog keys only by public code that reads them
+(see ``tests/telemetry/fixtures/eos_*/SOURCE``).
 """
 
 from __future__ import annotations
@@ -90,6 +95,53 @@ def parse_watchdog(text: str) -> dict[str, dict[str, dict[str, int]]]:
     return out
 
 
+LANZ_WINDOW_S = 30
+"""The LANZ window the collector asks for (``limit 30 seconds``): one ``watch`` round at its default
+period."""
+_BYTES_PLATFORMS = frozenset({"Sand"})
+"""LANZ platforms whose queueLength is in bytes: Arista's goeapi capture of a 'Sand' (Jericho) switch
+prints 'Queue Length (bytes)'. Elsewhere LANZ counts segments: there the reply's own
+``bytesPerTxmpSegment`` is taken as the segment size (UNVERIFIED: no published non-Sand reply was found)."""
+
+
+def parse_lanz(text: str) -> dict[str, dict[str, int]]:
+    """port -> {traffic class: peak queue length in bytes over the entries of the reply}."""
+    body = text.strip()
+    if not body or body.startswith("%"):
+        return {}
+    try:
+        doc = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not EOS JSON (line {exc.lineno} col {exc.colno}: {exc.msg})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("entryList", []), list):
+        raise ValueError("EOS JSON without an 'entryList' list")
+    if doc.get("platformName") in _BYTES_PLATFORMS:
+        unit = 1
+    else:
+        seg = _count(doc.get("bytesPerTxmpSegment"))
+        if not seg:
+            return {}  # segments of unknown size: no honest byte value
+        unit = seg
+    out: dict[str, dict[str, int]] = {}
+    for e in doc.get("entryList", []):
+        if not isinstance(e, dict):
+            continue
+        port, tc, length = e.get("interface"), _count(e.get("trafficClass")), _count(e.get("queueLength"))
+        if not isinstance(port, str) or tc is None or length is None:
+            continue
+        q = out.setdefault(port, {})
+        q[str(tc)] = max(q.get(str(tc), 0), length * unit)
+    return out
+
+
+def lanz_samples(device: str, text: str) -> list[Sample]:
+    """``queue_watermark_bytes{tc}`` (gauge): LANZ reports egress queues only, so no priority-group
+    watermarks on EOS; a queue without a LANZ record in the window has no sample (below the LANZ
+    threshold, not zero)."""
+    return [Sample(device, port, "queue_watermark_bytes", labels(tc=tc), v, "gauge")
+            for port, tcs in parse_lanz(text).items() for tc, v in tcs.items()]
+
+
 def ecn_samples(device: str, text: str) -> list[Sample]:
     return [Sample(device, port, "ecn_marked", labels(tc=tc), v, "counter64")
             for port, tcs in parse_ecn(text).items() for tc, v in tcs.items()]
@@ -122,5 +174,6 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "eos_ecn": parse_ecn,
     "eos_pfc": parse_pfc,
     "eos_pfcwd": parse_watchdog,
+    "eos_lanz": parse_lanz,
 }
 """Tool name (the fixture folder under tests/telemetry/fixtures) -> structured parser."""

@@ -302,15 +302,21 @@ PROFILE = NxosProfile()
 # --- SNMP agent and telemetry show commands (data for fabriccfg.mock.mibs / .cli_telemetry) ---
 
 
-# The standard MIBs only (documented choice): NX-OS per-queue counters come from show queuing.
+# What the Nexus 9000 agent serves of the MIBs fabriccfg knows (Cisco's Nexus 9000 MIB support list,
+# telemetry/oids.py): IF-MIB, CISCO-PFC-EXT-MIB and LLDP-MIB; not IEEE8021-PFC-MIB. (The cpfcIfTable totals
+# follow the shared layout of fabriccfg.mock.mibs, SONiC's; fabriccfg does not poll them on NX-OS.)
 SNMP_AGENT = _m.Agent(
-    mibs=(_m.SNMPV2, _m.IF_MIB, _m.PFC_MIB, _m.LLDP_MIB),
+    mibs=(_m.SNMPV2, _m.IF_MIB, _m.CISCO_PFC_EXT, _m.LLDP_MIB),
     sys_descr="Cisco NX-OS(tm) n9000, Software (NXOS 64-bit), Version 10.4(2), RELEASE SOFTWARE",
     sys_object_id=(1, 3, 6, 1, 4, 1, 9, 12, 3, 1, 3, 2238),
 )
 SHOW_COMMANDS = (
+    (_re.compile(r"^show queuing interface$", _re.IGNORECASE), _ct.no_args(_renderers.nxos_queuing_all)),
     (_re.compile(rf"^show queuing interface {_ct.PORT}$", _re.IGNORECASE),
      _ct.with_port(_renderers.nxos_queuing_interface)),
+    (_re.compile(r"^show queuing pfc-queue detail$", _re.IGNORECASE),
+     _ct.no_args(_renderers.nxos_pfc_queue_all)),
     (_re.compile(rf"^show queuing pfc-queue interface {_ct.PORT}(?: detail)?$", _re.IGNORECASE),
      _ct.with_port(_renderers.nxos_pfc_queue_detail)),
 )
+"""The bulk forms fabriccfg collects (every interface, one command each) and the per-interface forms."""

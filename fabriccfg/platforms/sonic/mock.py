@@ -297,4 +297,10 @@ SHOW_COMMANDS = (
     (re.compile(rf"^show queue wredcounters(?: {_ct.PORT})?$"), _ct.opt_port(_renderers.sonic_wred_counters)),
     (re.compile(r"^show pfc counters$"), _ct.no_args(_renderers.sonic_pfc_counters)),
     (re.compile(r"^(?:pfcwd show stats|show pfcwd stats?)$"), _ct.no_args(_renderers.sonic_pfcwd_stats)),
+    (re.compile(r"^show queue (?:persistent-)?watermark unicast$"),
+     _ct.no_args(_renderers.sonic_queue_watermark)),
+    (re.compile(r"^show priority-group (?:persistent-)?watermark shared$"),
+     _ct.no_args(_renderers.sonic_pg_shared_watermark)),
+    (re.compile(r"^show priority-group (?:persistent-)?watermark headroom$"),
+     _ct.no_args(_renderers.sonic_pg_headroom_watermark)),
 )

@@ -104,3 +104,32 @@ def sonic_pfcwd_stats(model: TrafficModel, device: str, t: float) -> tuple[str, 
         rows,
         ["r"] * 7,
     ), 0
+
+
+def _sonic_watermark(model: TrafficModel, device: str, t: float, *, title: str, prefix: str,
+                     metric: str) -> tuple[str, int]:
+    """One ``watermarkstat`` table: a title, then ``Port`` and ``<prefix>0-7`` (bytes) per port."""
+    rows = []
+    for name in model.ports(device):
+        wm = model.watermarks(device, name, t)
+        if wm:
+            rows.append([name] + [str(wm[f"{metric}.{q}"]) for q in range(8)])
+    return f"{title}:\n" + text_table(["Port"] + [f"{prefix}{q}" for q in range(8)], rows, ["r"] * 9), 0
+
+
+def sonic_queue_watermark(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
+    """``show queue watermark unicast``: peak egress occupancy per unicast queue (bytes)."""
+    return _sonic_watermark(model, device, t, title="Egress shared pool occupancy per unicast queue",
+                            prefix="UC", metric="queue_watermark_bytes")
+
+
+def sonic_pg_shared_watermark(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
+    """``show priority-group watermark shared``: peak shared-pool use per ingress PG (bytes)."""
+    return _sonic_watermark(model, device, t, title="Ingress shared pool occupancy per PG", prefix="PG",
+                            metric="pg_shared_watermark_bytes")
+
+
+def sonic_pg_headroom_watermark(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
+    """``show priority-group watermark headroom``: peak headroom use per ingress PG (bytes)."""
+    return _sonic_watermark(model, device, t, title="Ingress headroom per PG", prefix="PG",
+                            metric="pg_headroom_watermark_bytes")

@@ -1,5 +1,6 @@
 """SONiC show commands: ``show pfcwd stats``, ``show queue counters``, ``show queue wredcounters``,
-``show pfc counters``. Numbers carry thousands separators; ``N/A`` is skipped."""
+``show pfc counters``, and the watermarks (``show queue watermark unicast``, ``show priority-group
+watermark shared|headroom``). Numbers carry thousands separators; ``N/A`` is skipped."""
 
 from __future__ import annotations
 
@@ -116,10 +117,60 @@ def ecn_samples(device: str, text: str) -> list[Sample]:
             for port, qs in parse_wred(text).items() for q, d in qs.items() if "ecn_marked_pkts" in d]
 
 
+_WM_COLUMN = re.compile(r"^(UC|MC|ALL|PG)(\d+)$")
+
+
+def parse_watermark(text: str) -> dict[str, dict[str, dict[str, int]]]:
+    """``watermarkstat`` tables -> {kind: {port: {index: bytes}}}, kind ``UC``/``MC``/``ALL``/``PG``.
+
+    One table per ASIC namespace (a title line, ``Port UC0 UC1 ...`` / ``Port PG0 ...``, a rule, rows);
+    the values are bytes (the SAI ``*_WATERMARK_BYTES`` statistics); ``N/A`` (not polled) is skipped."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    cols: list[tuple[str, str] | None] = []
+    for line in text.splitlines():
+        row = line.split()
+        if not row or set(line.strip()) <= set("- "):
+            continue
+        if row[0] == "Port" and len(row) > 1:
+            found = [_WM_COLUMN.match(c) for c in row[1:]]
+            cols = [(m.group(1), m.group(2)) if m else None for m in found]
+            continue
+        if len(row) != len(cols) + 1 or not cols:
+            continue
+        for col, cell in zip(cols, row[1:], strict=True):
+            v = num(cell)
+            if col is not None and v is not None:
+                out.setdefault(col[0], {}).setdefault(row[0], {})[col[1]] = v
+    return out
+
+
+def _wm_samples(device: str, text: str, kind: str, metric: str, label: str) -> list[Sample]:
+    return [Sample(device, port, metric, labels(**{label: i}), v, "gauge")
+            for port, vals in parse_watermark(text).get(kind, {}).items() for i, v in vals.items()]
+
+
+def queue_wm_samples(device: str, text: str) -> list[Sample]:
+    """``show queue watermark unicast``: peak egress occupancy per unicast queue (bytes)."""
+    return _wm_samples(device, text, "UC", "queue_watermark_bytes", "tc")
+
+
+def pg_shared_wm_samples(device: str, text: str) -> list[Sample]:
+    """``show priority-group watermark shared``: peak shared-pool use per ingress PG (bytes)."""
+    return _wm_samples(device, text, "PG", "pg_shared_watermark_bytes", "prio")
+
+
+def pg_headroom_wm_samples(device: str, text: str) -> list[Sample]:
+    """``show priority-group watermark headroom``: peak headroom (xoff room) use per ingress PG (bytes)."""
+    return _wm_samples(device, text, "PG", "pg_headroom_watermark_bytes", "prio")
+
+
 PARSERS: dict[str, Callable[[str], Any]] = {
     "sonic_pfcwd": parse_pfcwd,
     "sonic_queue": parse_queue_counters,
     "sonic_wred": parse_wred,
     "sonic_pfc": parse_pfc,
+    "sonic_queue_wm": parse_watermark,
+    "sonic_pg_shared_wm": parse_watermark,
+    "sonic_pg_headroom_wm": parse_watermark,
 }
 """Tool name (the fixture folder under tests/telemetry/fixtures) -> structured parser."""
