@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import random
 import re
 import threading
 import time
@@ -21,6 +22,7 @@ from typing import Any
 from fabriccfg import secrets
 from fabriccfg.session import Session
 from fabriccfg.targets import Endpoint
+from fabriccfg.telemetry import batch
 from fabriccfg.telemetry.model import Sample
 from fabriccfg.telemetry.spec import CliCommand, CliContext
 
@@ -57,10 +59,28 @@ def _command(conn: Any, line: str, timeout: float) -> str:
     """One command's output: the event-driven reader of :mod:`fabriccfg.connect` sessions (wakes on
     data; netmiko's ``send_command`` spends a prompt round trip and 25 ms read loops on each of a
     leaf's 64 per-port commands), ``send_command`` for other connection objects."""
+    if len(line) > WIDE_LINE:
+        _widen(conn, len(line))
     fast = getattr(conn, "fc_command", None)
     if fast is not None:
         return str(fast(line, timeout=timeout))
     return str(conn.send_command(line, read_timeout=timeout, strip_prompt=True, strip_command=True))
+
+
+WIDE_LINE = 400
+"""netmiko opens a 511-column terminal; a longer line (a batched per-port command is 3-5 kB) would come
+back wrapped by the shell's line editor, and the echo the reader waits for would never match."""
+
+
+def _widen(conn: Any, length: int) -> None:
+    """Make the session's terminal wider than ``length`` (SSH window-change; once per session)."""
+    chan = getattr(conn, "remote_conn", None)
+    want = min(65535, max(511, length + 100))
+    if chan is None or getattr(conn, "_fc_width", 511) >= want or not hasattr(chan, "resize_pty"):
+        return
+    with contextlib.suppress(Exception):  # a server that refuses it still gets the command
+        chan.resize_pty(width=want, height=1000)
+        conn._fc_width = want
 
 
 class Sessions:
@@ -103,10 +123,12 @@ class Sessions:
 
 ACTIVE_CHECK_S = 0.1
 """paramiko's own: how often a session's transport thread wakes up with nothing to read."""
-IDLE_CHECK_S = 2.0
+IDLE_CHECK_S = 15.0
 """The same for a kept, idle session: 2,000 idle sessions at 0.1 s were 20,000 thread wake-ups a second
-(the collector's CPU grew with the fabric). Data still wakes the thread at once; only noticing a
-close takes longer."""
+(the collector's CPU grew with the fabric), and at 2 s the ~1,000 transport threads of a collector
+process, all given back at the end of a round, woke in step (load average spikes of 200-300 on the
+shared box). Data or the peer's close still wake the thread at once; the timeout only bounds how long a
+thread lingers after we close its session. Spread by +-30 % so the threads do not wake together."""
 
 
 def _check_every(conn: Any, seconds: float) -> None:
@@ -114,6 +136,8 @@ def _check_every(conn: Any, seconds: float) -> None:
     transport = chan.get_transport() if chan is not None and hasattr(chan, "get_transport") else None
     sock = getattr(transport, "sock", None)
     if sock is not None and hasattr(sock, "settimeout"):
+        if seconds >= IDLE_CHECK_S:
+            seconds *= random.uniform(0.7, 1.3)  # not for security: only to spread wake-ups
         with contextlib.suppress(OSError):
             sock.settimeout(seconds)
 
@@ -180,19 +204,22 @@ def _run_commands(conn: Any, job: CliJob, res: CliResult, timeout: float) -> boo
             if "Socket" in exc.__class__.__name__ or isinstance(exc, OSError | EOFError):
                 return False
             continue
-        text = str(output)
-        try:
-            samples = cmd.parser(text, ctx)
-        except Exception as exc:
-            res.errors.append(f"{cmd.name}: parser failed: {exc.__class__.__name__}: {exc}")
-            continue
-        if not samples and _NOT_FOUND.search(text):
-            first = text.strip().splitlines()[0] if text.strip() else ""
-            res.errors.append(f"{cmd.name}: {secrets.redact(first)[:200]}")
-        else:
-            res.ok.add(cmd.name)
-        res.samples.extend(samples)
-        res.by_command.setdefault(cmd.name, []).extend(samples)
+        got: list[Sample] = []
+        for item, text in batch.split(str(output)) if cmd.batch else [(None, str(output))]:
+            name = cmd.name if item is None else f"{cmd.name} {item}"
+            try:
+                samples = cmd.parser(text, ctx if item is None else dataclasses.replace(ctx, port=item))
+            except Exception as exc:
+                res.errors.append(f"{name}: parser failed: {exc.__class__.__name__}: {exc}")
+                continue
+            if not samples and _NOT_FOUND.search(text):
+                first = text.strip().splitlines()[0] if text.strip() else ""
+                res.errors.append(f"{name}: {secrets.redact(first)[:200]}")
+            else:
+                res.ok.add(cmd.name)
+            got.extend(samples)
+        res.samples.extend(got)
+        res.by_command.setdefault(cmd.name, []).extend(got)
         if cmd.followups is not None:
             queue.extend((extra, dataclasses.replace(cmd, followups=None), ctx)
                          for extra in cmd.followups(res.samples, ctx))

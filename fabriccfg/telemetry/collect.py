@@ -2,7 +2,7 @@
 
 What each device gets comes from its platform's ``TELEMETRY`` (:class:`~fabriccfg.telemetry.spec.
 TelemetrySpec`): SNMP tables polled in one multi-column GETBULK loop per device (all devices
-concurrently on one engine), and CLI commands over SSH in threads, overlapping the SNMP round.
+concurrently on one engine), then CLI commands over SSH in threads.
 Fabric-wide IB tools (``ibnetdiscover``, ``ibqueryerrors``) run on one SM host only.
 
 ``collect(fabric, targets)`` is the entry point; it reuses a per-thread :class:`Collector` (its event
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import dataclasses
 import itertools
 import threading
 import time
@@ -24,7 +25,7 @@ from typing import Any
 from fabriccfg import catalog, registry
 from fabriccfg.inventory.models import Fabric, Host, ManagementHost, Switch
 from fabriccfg.targets import Endpoint
-from fabriccfg.telemetry import tables
+from fabriccfg.telemetry import batch, tables
 from fabriccfg.telemetry.cli import CliJob, CliResult, Connect, Sessions, run_job
 from fabriccfg.telemetry.model import METRICS, Kind, Sample, Snapshot
 from fabriccfg.telemetry.oids import IF_NAME, Oid
@@ -167,34 +168,45 @@ def plan(fabric: Fabric, targets: dict[str, Endpoint], *, snmp_timeout: float = 
         if not spec.cli or ep.device_type is None or not ep.ssh_port or (snmp_ok and not spec.cli_when_snmp):
             continue
         commands: list[tuple[str, CliCommand, CliContext]] = []
+        ports = tuple(_port_order(dev, cabled.get(dev.name, []))) if isinstance(dev, Switch) else ()
+        base = CliContext(dev.name, None, ib, roce_prio, ports)
         for cmd in spec.cli:
             if cmd.technology is not None and cmd.technology != tech:
+                continue
+            if cmd.when is not None and not cmd.when(dev):
                 continue
             if cmd.per == "fabric":
                 if cmd.name in fabric_cmds_done:
                     continue
                 fabric_cmds_done.add(cmd.name)
-                commands.append((cmd.command, cmd, CliContext(dev.name, None, ib, roce_prio)))
+                commands.append((cmd.command, cmd, base))
             elif cmd.per == "port":
-                for port in _port_order(dev, cabled.get(dev.name, [])):
-                    commands.append((cmd.command.format(port=port), cmd,
-                                     CliContext(dev.name, port, ib, roce_prio)))
+                _add_items(commands, cmd, base, [(p, cmd.command.format(port=p)) for p in ports])
             elif cmd.per in ("nic", "first-nic"):
                 nics = list(dev.nics) if isinstance(dev, Host) else []
                 if cmd.per == "first-nic":
                     nics = nics[:1]
-                for nic in nics:
-                    line = cmd.command.format(netdev=nic.netdev or nic.name, nic=nic.name)
-                    commands.append((line, cmd, CliContext(dev.name, nic.name, ib, roce_prio)))
+                items = [(nic.name, cmd.command.format(netdev=nic.netdev or nic.name, nic=nic.name))
+                         for nic in nics]
                 if isinstance(dev, ManagementHost) and cmd.per == "first-nic":
-                    commands.append((cmd.command.format(netdev=dev.hca, nic=dev.hca), cmd,
-                                     CliContext(dev.name, dev.hca, ib, roce_prio)))
+                    items.append((dev.hca, cmd.command.format(netdev=dev.hca, nic=dev.hca)))
+                _add_items(commands, cmd, base, items)
             else:
                 fabric_cmds_done.add(cmd.name)  # an SM host's own sminfo makes a GPU host's redundant
-                commands.append((cmd.command, cmd, CliContext(dev.name, None, ib, roce_prio)))
+                commands.append((cmd.command, cmd, base))
         if commands:
             out.cli.append(CliJob(ep, commands))
     return out
+
+
+def _add_items(commands: list[tuple[str, CliCommand, CliContext]], cmd: CliCommand, base: CliContext,
+               items: list[tuple[str, str]]) -> None:
+    """One entry per port/NIC, or (``cmd.batch``, more than one item) one batched line for all of them."""
+    if cmd.batch and len(items) > 1:
+        commands.append((batch.batch_line(items), cmd, base))
+        return
+    for item, line in items:
+        commands.append((line, cmd, dataclasses.replace(base, port=item)))
 
 
 def _port_order(dev: object, ports: list[str]) -> list[str]:
@@ -308,11 +320,6 @@ class Collector:
         for dev, msgs in p.errors.items():
             for m in msgs:
                 snap.error(dev, m)
-        futures: list[Future[CliResult]] = [
-            self._pool.submit(run_job, job, timeout=self.timeout, insecure_host_keys=self.insecure_host_keys,
-                              connect=self.connect, sessions=self._sessions)
-            for job in p.cli
-        ]
         if p.snmp:
             results = self._loop.run_until_complete(self._snmp(p.snmp))
             for (target, tabs), res in zip(p.snmp, results, strict=True):
@@ -324,6 +331,13 @@ class Collector:
                 if res.uptime is not None:
                     snap.uptime[dev] = res.uptime
                 snap.device_ts[dev] = (res.started + res.finished) / 2 if res.finished else res.started
+        # SSH after SNMP, not beside it: at 1,000 devices per process the CLI threads (and their sessions'
+        # transport threads) starved the SNMP event loop of the interpreter lock and whole walks timed out
+        futures: list[Future[CliResult]] = [
+            self._pool.submit(run_job, job, timeout=self.timeout, insecure_host_keys=self.insecure_host_keys,
+                              connect=self.connect, sessions=self._sessions)
+            for job in p.cli
+        ]
         # One sample per key. Precedence: SNMP, then what a device says about itself over SSH, then
         # fabric-wide tools run elsewhere (ibqueryerrors on the SM host), then zero-fill.
         seen = {s.key for s in snap}

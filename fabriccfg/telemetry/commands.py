@@ -103,7 +103,8 @@ SM_APPLIED = CliCommand(
 ``smpquery pkeys`` on sampled CA ports (partitions as applied)."""
 PERFQUERY_LOCAL = CliCommand("perfquery", "perfquery -x", _perfquery, per="first-nic",
                              technology="infiniband")
-ETHTOOL = CliCommand("ethtool", "ethtool -S {netdev}", _ethtool, per="nic", technology="roce")
+ETHTOOL = CliCommand("ethtool", "ethtool -S {netdev}", _ethtool, per="nic", technology="roce", batch=True)
+"""All NICs of a host in one shell line (hosts run bash; :mod:`fabriccfg.telemetry.batch`)."""
 
 
 # --- building switch show commands (ECN marks, per-priority PFC, PFC watchdog: what SNMP lacks) -----

@@ -95,9 +95,10 @@ def compute_rates(prev: Snapshot | None, cur: Snapshot) -> dict[SampleKey, Rate]
         for s in rows:
             if s.kind not in COUNTER_KINDS:
                 continue
-            old = prev_index.get(s.key)
+            key = s[:4]  # == s.key
+            old = prev_index.get(key)
             if old is None or old.kind != s.kind:
-                out[s.key] = Rate(None, "first")
+                out[key] = Rate(None, "first")
                 continue
-            out[s.key] = counter_rate(old.value, s.value, s.kind, dt, restarted=was_restarted)
+            out[key] = counter_rate(old.value, s.value, s.kind, dt, restarted=was_restarted)
     return out

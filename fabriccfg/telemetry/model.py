@@ -113,7 +113,7 @@ class Snapshot:
 
     def index(self) -> dict[SampleKey, Sample]:
         """key -> sample (the last one wins when a key repeats)."""
-        return {s.key: s for s in self}
+        return {s[:4]: s for rows in self.samples.values() for s in rows}  # s[:4] == s.key, built in C
 
     def get(self, device: str, port: str | None, metric: str, lbls: LabelSet = ()) -> Sample | None:
         for s in self.samples.get(device, ()):
@@ -159,8 +159,10 @@ class Snapshot:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Rate:
+class Rate(NamedTuple):
+    """One counter's rate between two snapshots (a NamedTuple: one per counter per round, ~900,000 at
+    2,000 devices; a frozen dataclass cost three times as much to build)."""
+
     value_per_s: float | None
     status: RateStatus
     delta: int | None = None

@@ -31,6 +31,8 @@ class CliContext:
     ib: IbContext = field(default_factory=IbContext)
     roce_prio: int = 3
     """The fabric's RoCE (lossless) priority = traffic class, for per-class outputs that do not say it."""
+    ports: tuple[str, ...] = ()
+    """The device's cabled ports in front-panel order (device-wide commands that report every port)."""
 
 
 Parser = Callable[[str, CliContext], list[Sample]]
@@ -75,6 +77,12 @@ class CliCommand:
     followups: Callable[[list[Sample], CliContext], list[str]] | None = None
     """More command lines (parsed by the same parser) derived from this job's samples so far,
     e.g. ``sminfo LID`` for every SM port ibnetdiscover found."""
+    batch: bool = False
+    """The device's CLI is a POSIX shell: a ``port``/``nic`` command runs for all its items in ONE
+    command line (``echo MARK; cmd; ...``, :mod:`fabriccfg.telemetry.batch`) and the output is cut at the
+    markers, so a leaf costs one SSH round trip instead of one per port."""
+    when: Callable[[object], bool] | None = None
+    """Run only on devices for which this is true (e.g. a NOS release that has the command)."""
 
 
 @dataclass(frozen=True)

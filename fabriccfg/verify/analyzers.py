@@ -10,7 +10,7 @@ from fabriccfg import catalog
 from fabriccfg.inventory.models import Host, ManagementHost, Switch
 from fabriccfg.render.derive import facts
 from fabriccfg.telemetry.model import Sample
-from fabriccfg.verify.model import Check, CheckResult, Context, Finding, analyzer
+from fabriccfg.verify.model import Check, CheckResult, Context, Finding, analyzer, metric_index
 
 AN_DESCRIPTION = "aggregation node"
 """The SHARP Aggregation Node's node description (lower case): the switch's internal CA port (41, or 81
@@ -175,12 +175,22 @@ def _lldp_names(ctx: Context, device: str, port: str) -> set[str]:
     return names
 
 
+def _latest_rows(ctx: Context, metric: str) -> list[Sample]:
+    """The latest round's per-port samples of ``metric``, from the point's metric index (a walk over
+    every sample of a 2,000-device round cost ~0.2 s per check)."""
+    if not ctx.points:
+        return [s for s in ctx.latest if s.metric == metric and s.port is not None]
+    pt = ctx.points[-1]
+    return [s for d, p in metric_index(pt).get(metric, ()) if p is not None
+            for s in pt.by_port[(d, p, metric)]]
+
+
 @analyzer("eth_cabling")
 def eth_cabling(check: Check, ctx: Context) -> list[Finding] | CheckResult:
     """LLDP neighbours vs the inventory's links (only where LLDP answered: hosts may not run it)."""
     if ctx.fabric.fabric.technology != "roce":
         return _skip(check, "not an Ethernet fabric")
-    rows = [s for s in ctx.latest if s.metric == "lldp_neighbor" and s.port is not None]
+    rows = _latest_rows(ctx, "lldp_neighbor")
     if not rows:
         return _skip(check, "no LLDP data")
     out: list[Finding] = []

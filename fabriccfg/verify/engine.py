@@ -25,6 +25,7 @@ finding, ranked ok < unknown < warning < critical (an actionable problem outrank
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -58,6 +59,7 @@ from fabriccfg.verify.model import (
     build_points,
     fmt_number,
     has_baseline,
+    metric_index,
     needed_metrics,
     no_baseline_finding,
     where,
@@ -303,9 +305,10 @@ def scopes_of(check: Check, ctx: Context) -> list[tuple[str, str | None]]:
     latest = ctx.points[-1] if ctx.points else None
     if latest is None:
         return []
-    for (device, port, metric) in latest.by_port:
-        if metrics and metric not in metrics:
-            continue
+    by_metric = metric_index(latest)
+    pairs = itertools.chain.from_iterable(by_metric.get(m, ()) for m in sorted(metrics)) if metrics else \
+        ((device, port) for device, port, _ in latest.by_port)
+    for device, port in pairs:
         if sc.level == "port":
             if port is None:
                 continue
@@ -352,9 +355,14 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
     saturated: set[str] = set()
     unbased = False
     assert check.value is not None
-    for pt in ctx.points:
+    # newest point first, stopping once the window has its verdicts: the same window as evaluating every
+    # point the watcher keeps (older verdicts fall out of it), without evaluating the ones it drops
+    for pt in reversed(ctx.points):
+        if len(levels) >= check.for_points:
+            break
         src = _ScopeSource(pt, device, port, priority)
         env["interval_s"] = pt.interval_s
+        env["value"] = None
         value = check.value.evaluate(env, src)
         env["value"] = value
         guard = check.when.evaluate(env, src) if check.when is not None else True
@@ -378,6 +386,7 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
             continue
         else:
             levels.append(("ok", value, None))
+    levels.reverse()
     if not levels:
         if saturated:
             return Finding(check.id, "unknown", device, port, priority, None, None,

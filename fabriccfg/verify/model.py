@@ -211,12 +211,30 @@ class Point:
     rates: dict[SampleKey, Rate]
     by_port: dict[tuple[str, str | None, str], list[Sample]]
     interval_s: float | None
+    by_metric: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict, repr=False)
+    """metric -> (device, port) pairs holding it; filled on first use (:func:`metric_index`)."""
+
+
+def metric_index(point: Point) -> dict[str, list[tuple[str, str | None]]]:
+    """``point.by_metric``, built once per point: each check looks up its metrics' ports instead of
+    walking every (device, port, metric) of the round (~20 checks x 900,000 keys at 2,000 devices)."""
+    if not point.by_metric and point.by_port:
+        idx = point.by_metric
+        for device, port, metric in point.by_port:
+            idx.setdefault(metric, []).append((device, port))
+    return point.by_metric
 
 
 def _index(snapshot: Snapshot) -> dict[tuple[str, str | None, str], list[Sample]]:
     out: dict[tuple[str, str | None, str], list[Sample]] = {}
-    for s in snapshot:
-        out.setdefault((s.device, s.port, s.metric), []).append(s)
+    for rows in snapshot.samples.values():
+        for s in rows:
+            k = s[:3]  # (device, port, metric), sliced in C
+            got = out.get(k)
+            if got is None:
+                out[k] = [s]
+            else:
+                got.append(s)
     return out
 
 

@@ -7,6 +7,7 @@ is one ``<skipped>`` case. CI systems then show "pfc-pause-storm / leaf-r0:swp3 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -229,6 +230,7 @@ _UNITS: dict[str, tuple[str, float]] = {
 _UNIT_WORDS = ("pkts", "packets", "octets", "bytes", "frames", "us", "mbps", "counter")
 
 
+@functools.lru_cache(maxsize=4096)
 def snake(metric: str) -> str:
     """'PortXmitWait' -> 'port_xmit_wait'; 'pfc_rx_pause' unchanged."""
     return _BAD.sub("_", _CAMEL.sub("_", metric)).lower()
@@ -244,6 +246,7 @@ class Exported:
     doc: str
 
 
+@functools.lru_cache(maxsize=4096)
 def exported(metric: str, kind: str) -> Exported:
     """The exported name of a collected metric (Prometheus conventions: raw counters as ``_total``
     counters for ``rate()``, base units, unit suffix, no type or abbreviated unit in the name)."""
@@ -296,32 +299,41 @@ def sample_families(snapshot: Iterable[Sample],
     by_name: dict[str, Family] = {}
     label_names: dict[str, list[str]] = {}
     samples = [s for s in snapshot if s.kind != "info" and (s.kind != "gauge" or isinstance(s.value, int))]
-    for s in samples:
-        names = label_names.setdefault(s.metric, [])
-        for k, _ in s.labels:
+    for metric, lbls in dict.fromkeys((s.metric, s.labels) for s in samples):  # first-seen order
+        names = label_names.setdefault(metric, [])
+        for k, _ in lbls:
             lk = "priority" if k in PRIORITY_LABELS else snake(k)
             if lk not in names:
                 names.append(lk)
     seen: set[tuple[str, tuple[str, ...]]] = set()
+    # per (metric, kind, labels): the family, its label names, the label values after device and port,
+    # and the priority; label sets repeat on every port, so this is built a few hundred times per call
+    heads: dict[tuple[str, str, tuple[tuple[str, str], ...]],
+                tuple[Exported, list[str], list[str], str | None]] = {}
     for s in samples:
-        lbl = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in s.labels}
-        prio = lbl.get("priority")
+        hk = (s.metric, s.kind, s.labels)
+        head = heads.get(hk)
+        if head is None:
+            lbl = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in s.labels}
+            names = ["device", "port", *sorted(label_names[s.metric])]
+            if s.kind == "state":
+                names.append("state")
+            head = heads[hk] = (exported(s.metric, s.kind), names, [lbl.get(n, "") for n in names[2:]],
+                                lbl.get("priority"))
+        spec, names, rest, prio = head
         if keep is not None and prio is not None and s.device in keep and prio not in keep[s.device]:
             continue
-        spec = exported(s.metric, s.kind)
-        names = ["device", "port", *sorted(label_names[s.metric])]
         if s.kind == "state":
-            names.append("state")
-            lbl["state"] = str(s.value)
+            row = [s.device, s.port or "", *rest[:-1], str(s.value)]
             value = 1.0
         else:
             if not isinstance(s.value, int | float) or isinstance(s.value, bool):
                 continue
             value = float(s.value) * spec.scale
+            row = [s.device, s.port or "", *rest]
         fam = by_name.get(spec.name)
         if fam is None:
             fam = by_name[spec.name] = Family(spec.name, spec.doc, spec.kind, names)
-        row = [s.device, s.port or "", *[lbl.get(n, "") for n in names[2:]]]
         key = (spec.name, tuple(row))
         if key in seen:  # the same series from two sources (e.g. two SM hosts): one sample per series
             continue

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fabriccfg.verify.model import Check, Context, Finding, analyzer
+from fabriccfg.verify.model import Check, Context, Finding, analyzer, metric_index
 
 PAUSE_BITS_PER_FRAME = 65535 * 512
 """Bit times one PFC frame with the maximal pause quanta stops the link for."""
@@ -129,8 +129,9 @@ def paused_ports(ctx: Context, threshold: float = 0.2) -> dict[tuple[str, str], 
     out: dict[tuple[str, str], PausedPort] = {}
     if not ctx.points:
         return out
-    ports = {(s.device, s.port) for s in ctx.points[-1].snapshot
-             if s.port is not None and s.metric in ("pfc_rx_pause", "pfc_rx_pause_duration")}
+    by_metric = metric_index(ctx.points[-1])  # not a walk over every sample of the round
+    ports = {(d, p) for m in ("pfc_rx_pause", "pfc_rx_pause_duration") for d, p in by_metric.get(m, ())
+             if p is not None}
     for device, port in sorted(ports, key=lambda k: (k[0], k[1] or "")):
         assert port is not None
         prio = ctx.lossless_priority(device)

@@ -9,7 +9,8 @@ and CNP priorities unless ``all_priorities``), check states and findings. Promet
 aggregation across shards (``--shard i/n`` splits devices by a stable hash of their name; each shard
 plans, polls, checks and reports only its devices, see :mod:`fabriccfg.telemetry.shard`).
 
-The exposition is rendered once per round, at the end of the round, and scrapes are served from those
+The exposition is rendered once per round, at the end of the round (:mod:`fabriccfg.verify.exposition`:
+the library's text format, series prefixes kept between rounds), and scrapes are served from those
 bytes (:mod:`fabriccfg.verify.scrape`): a scrape never renders, never waits for a round, and a round
 never waits for scrapes.
 """
@@ -25,13 +26,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry.model import Snapshot
-from fabriccfg.verify import hysteresis, output, scrape
+from fabriccfg.verify import exposition, hysteresis, output, scrape
 from fabriccfg.verify.engine import Check, Context, Point, Report, build_points, evaluate
 from fabriccfg.verify.runner import MAX_PREVIOUS_AGE_S, Collector, PreviousRun, in_shard
 
@@ -102,17 +102,15 @@ class Watcher:
         self.rounds = 0
         self.round_ts = 0.0
         self.round_s = 0.0
-        self._registry: CollectorRegistry | None = None
+        self._renderer = exposition.Renderer()
         self.exposition = scrape.Exposition.of(b"")
         self.publish()
 
     def publish(self) -> None:
         """Render the exposition of the latest round once; scrapes send these bytes until the next."""
-        if self._registry is None:
-            self._registry = CollectorRegistry(auto_describe=False)
-            self._registry.register(FabricCollector(self))
-        self.exposition = scrape.Exposition.of(generate_latest(self._registry))
-        self.series = output.count_series(self.exposition.body)
+        families = FabricCollector(self).families()
+        self.exposition = scrape.Exposition.of(self._renderer.render(families))
+        self.series = sum(len(f.rows) for f in families)
 
     def round(self) -> Report:
         t0 = time.perf_counter()

@@ -297,6 +297,8 @@ SNMP_AGENT = _m.Agent(
     sys_object_id=(1, 3, 6, 1, 4, 1, 40310),
 )
 SHOW_COMMANDS = (
+    (re.compile(r"^nv show interface qos-roce-counters$"),
+     lambda model, device, m, t: _renderers.nvue_qos_roce_counters_all(model, device, t)),
     (re.compile(rf"^nv show interface {_ct.PORT} qos roce counters$"),
      _ct.with_port(_renderers.nvue_qos_roce_counters)),
     (re.compile(rf"^nv show interface {_ct.PORT} qos pfc-watchdog$"),

@@ -89,6 +89,21 @@ def nvue_qos_roce_counters(model: TrafficModel, device: str, port: str, t: float
     return "\n".join(lines) + "\n", 0
 
 
+_BLOCK_RULE = "-" * 37
+
+
+def nvue_qos_roce_counters_all(model: TrafficModel, device: str, t: float) -> tuple[str, int]:
+    """``nv show interface qos-roce-counters`` (Cumulus Linux 5.14+, "the counters for all interfaces",
+    RoCE page): NVIDIA prints no example of it, so each cabled port's ``qos roce counters`` table follows
+    an ``Interface: swpN`` banner, the layout of the sibling all-interfaces command the same page shows
+    (``nv show interface qos-roce-status-pool-map``)."""
+    parts = []
+    for port in model.ports(device):
+        table, _ = nvue_qos_roce_counters(model, device, port, t)
+        parts.append(f"{_BLOCK_RULE}\nInterface: {port}\n{_BLOCK_RULE}\n{table}")
+    return "".join(parts), 0
+
+
 def nvue_pfc_watchdog(model: TrafficModel, device: str, port: str, t: float) -> tuple[str, int]:
     """``nv show interface SWP qos pfc-watchdog``: per traffic class status OK/DEADLOCK and deadlock-count."""
     c = eth_counters(model, device, port, t)

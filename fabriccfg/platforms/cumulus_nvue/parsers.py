@@ -29,11 +29,13 @@ def _columns(rule: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
 
 
-def parse_roce_counters(text: str) -> dict[str, int]:
+def parse_roce_counters(text: str, leaves: frozenset[str] | None = None) -> dict[str, int]:
     """Flattened ``section.subsection.name`` -> value (indentation gives the nesting).
 
     The columns (name, operational, applied, description) are cut at the header rule's dash runs, so a
-    description never passes for a value; sizes are converted to bytes."""
+    description never passes for a value; sizes are converted to bytes. ``leaves``: only counters of
+    these names (sections are always followed), so the collector does not cut the columns of the ~35
+    rows per port it does not use."""
     out: dict[str, int] = {}
     path: list[tuple[int, str]] = []
     cols: list[tuple[int, int]] = []
@@ -41,11 +43,15 @@ def parse_roce_counters(text: str) -> dict[str, int]:
         s = line.strip()
         if not s:
             continue
-        if set(s) <= set("- "):
+        if s[0] == "-" and not s.strip("- "):
             cols = _columns(line)
             continue
         if not cols:
             continue  # the header line above the rule
+        if leaves is not None:
+            first, _, rest = s.partition(" ")
+            if rest and first not in leaves:
+                continue  # a counter row (name then value) that is not wanted; section rows have no value
         name_end = cols[1][0] if len(cols) > 1 else len(line)
         name = line[:name_end].rstrip()
         op = line[name_end:cols[2][0] if len(cols) > 2 else len(line)].strip() if len(cols) > 1 else ""
@@ -57,6 +63,25 @@ def parse_roce_counters(text: str) -> dict[str, int]:
         elif not op:
             path.append((indent, name.strip()))
     return out
+
+
+_BANNER = re.compile(r"^-+\r?\n\s*Interface:\s*(\S+)\s*\r?\n-+\s*$", re.MULTILINE)
+
+
+def split_interfaces(text: str) -> list[tuple[str, str]]:
+    """``nv show interface qos-roce-counters`` (all interfaces) -> ``[(port, that port's table), ...]``.
+
+    Each interface's table follows a banner (a dash rule, ``Interface: swp1``, a dash rule), as in the
+    all-interfaces ``qos-roce-status-pool-map`` example of NVIDIA's RoCE page; text before the first
+    banner is ignored."""
+    marks = list(_BANNER.finditer(text))
+    return [(m.group(1), text[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(text)])
+            for i, m in enumerate(marks)]
+
+
+def parse_roce_counters_all(text: str) -> dict[str, dict[str, int]]:
+    """port -> :func:`parse_roce_counters` of its table."""
+    return {port: parse_roce_counters(table) for port, table in split_interfaces(text)}
 
 
 def parse_watchdog(text: str) -> dict[str, dict[str, int | str]]:
@@ -82,10 +107,26 @@ ROCE_MAP: dict[str, tuple[str, str]] = {
 (its Supported MIBs page), so on Cumulus this command is the source of all of them."""
 
 
+_LEAVES = frozenset(key.rsplit(".", 1)[-1] for key in ROCE_MAP)
+
+
 def roce_samples(device: str, port: str | None, text: str, roce_tc: int, *,
                  with_pfc: bool = False) -> list[Sample]:
+    return _roce_samples(device, port, parse_roce_counters(text, _LEAVES), roce_tc, with_pfc)
+
+
+def roce_samples_all(device: str, text: str, roce_tc: int, *, with_pfc: bool = False) -> list[Sample]:
+    """Samples of every interface in ``nv show interface qos-roce-counters``."""
+    out: list[Sample] = []
+    for port, table in split_interfaces(text):
+        out.extend(_roce_samples(device, port, parse_roce_counters(table, _LEAVES), roce_tc, with_pfc))
+    return out
+
+
+def _roce_samples(device: str, port: str | None, values: dict[str, int], roce_tc: int,
+                  with_pfc: bool) -> list[Sample]:
     out = []
-    for key, value in parse_roce_counters(text).items():
+    for key, value in values.items():
         mapped = ROCE_MAP.get(key)
         if mapped is None or (mapped[1] == "prio" and not with_pfc):
             continue
