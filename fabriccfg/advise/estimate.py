@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fabriccfg.advise import sources as src
+from fabriccfg.advise.ecmp import derive as derive_ecmp
 from fabriccfg.advise.formulas import (
     alltoall,
     blom_max_normal,
@@ -183,6 +184,10 @@ def estimate(
         pause = telemetry.pause_fraction
     bw = fab.nic_bw.value * 1e9 * fab.wire_eff.value * max(1e-3, 1.0 - pause)
     ecmp = 1.0 + p_any(fab.ecmp_collision_p.value, n) * (fab.ecmp_slowdown.value - 1.0)
+    if fab.ecmp_placement is not None and "ecmp_collision_p" not in fab.overrides:
+        # issue 18: the slowdown derived from where the job sits (balls into bins on the rail
+        # leaves' uplinks), in place of the assumed per-rank probability; --set still wins
+        ecmp = derive_ecmp(n, tp=w.tp, pp=w.pp, gpus_per_node=g, placement=fab.ecmp_placement).slowdown
     net_alpha = (src.NCCL_RING_NET_LAT.value + fab.e2e_latency.value) * us
     nvl_bw = gpu.nvlink.value * 1e9
     nvl_alpha = src.NCCL_NVLINK_LAT.value * us

@@ -28,6 +28,8 @@ cheapest per bucket, and so does the model.
 
 from __future__ import annotations
 
+from fabriccfg.advise.ecmp import PLACEMENTS, with_placement
+from fabriccfg.advise.ecmp import derive as derive_ecmp
 from fabriccfg.advise.estimate import (
     Estimate,
     _dp_allreduce,
@@ -102,6 +104,7 @@ __all__ = [
     "FABRIC_FIELDS",
     "FINDING_EFFECTS",
     "KNOB_FIELDS",
+    "PLACEMENTS",
     "PROBE_Z999",
     "TIE_TOLERANCE",
     "VALUE_IS_PAUSE",
@@ -134,6 +137,7 @@ __all__ = [
     "base_efficiency",
     "blom_max_normal",
     "busbw_factor",
+    "derive_ecmp",
     "derive_shape",
     "estimate",
     "expected_max_delay",
@@ -157,5 +161,6 @@ __all__ = [
     "tree_allreduce",
     "validate",
     "with_gpus",
+    "with_placement",
     "within_spread",
 ]

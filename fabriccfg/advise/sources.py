@@ -197,6 +197,9 @@ class FabricProfile:
     port_cost: Cited | None = None  # $ per NIC-port-hour incl. its share of switch ports
     sharp_share: Cited = SHARP_SHARE  # fraction of DP all-reduce traffic that gets SHARP trees
     jitter_dist: str = "normal"  # per-rank jitter distribution: normal, exponential or lognormal
+    # None: the ECMP term is 1 + (1-(1-p)^n)(slowdown-1) from the two fields above; "contiguous" or
+    # "random": derived from the job's placement on rail leaves instead (advise/ecmp.py, issue 18)
+    ecmp_placement: str | None = None
     overrides: dict[str, str] = field(default_factory=dict)  # what replaced a default, and from where
 
     def with_values(self, source: str, **values: float) -> FabricProfile:

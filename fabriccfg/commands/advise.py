@@ -180,6 +180,14 @@ def register(app: typer.Typer) -> None:
                 help="untuned (ECMP collisions, 2x IB jitter) or tuned (E-ECMP + QP scaling, IB jitter).",
             ),
         ] = "untuned",
+        roce_placement: Annotated[
+            str | None,
+            typer.Option(
+                "--roce-placement",
+                help="aligned, contiguous or random: derive untuned RoCE's ECMP slowdown from where the "
+                "job's nodes sit on the rail leaves (balls into bins) instead of the assumed collision rate.",
+            ),
+        ] = None,
         price: Annotated[
             float | None, typer.Option("--price", help="$ per GPU-hour (default: the GPU's anchor).")
         ] = None,
@@ -223,6 +231,15 @@ def register(app: typer.Typer) -> None:
             raise _fail(f"--straggler must be exact or blom, got {straggler!r}")
         if roce_tuning not in src.ROCE_TUNINGS:
             raise _fail(f"--roce-tuning must be one of {', '.join(src.ROCE_TUNINGS)}, got {roce_tuning!r}")
+        if roce_placement is not None and roce_placement not in mdl.PLACEMENTS:
+            raise _fail(
+                f"--roce-placement must be one of {', '.join(mdl.PLACEMENTS)}, got {roce_placement!r}"
+            )
+        if roce_placement is not None and roce_tuning == "tuned":
+            raise _fail(
+                "--roce-placement describes untuned RoCE's ECMP collisions; tuned RoCE has none "
+                "(E-ECMP + QP scaling + topology-aware placement): drop one of the two"
+            )
         if vpp < 0 or base_eff < 0:
             raise _fail("--vpp and --base-eff must be >= 0 (0 = automatic)")
         try:
@@ -242,7 +259,10 @@ def register(app: typer.Typer) -> None:
         boms = _boms(inventory or [], prices)
         try:
             names = dict.fromkeys(x.strip().lower() for x in fabrics.split(",") if x.strip())
-            profiles = [src.with_roce_tuning(mdl.fabric_profile(x), roce_tuning) for x in names]
+            profiles = [
+                mdl.with_placement(src.with_roce_tuning(mdl.fabric_profile(x), roce_tuning), roce_placement)
+                for x in names
+            ]
             if not profiles:
                 raise mdl.AdviseError("--fabrics is empty")
             for name in costs:
@@ -329,6 +349,7 @@ def register(app: typer.Typer) -> None:
             roce_tuning=roce_tuning,
             decided=decided,
         )
+        doc["roce_placement"] = roce_placement
         if not gpus:
             doc["inputs"]["gpus"] = None  # sweep only
         if boms:
@@ -636,6 +657,27 @@ def assumptions(
                 "note": "",
             }
         )
+        if p.ecmp_placement is not None and "ecmp_collision_p" not in p.overrides:
+            d = mdl.derive_ecmp(
+                work.gpus,
+                tp=work.tp,
+                pp=work.pp,
+                gpus_per_node=spec.gpus_per_node,
+                placement=p.ecmp_placement,
+            )
+            out.append(
+                {
+                    "scope": f"fabric {p.name}",
+                    "name": "ecmp (derived)",
+                    "value": round(d.slowdown, 4),
+                    "unit": "x",
+                    "tag": "C",
+                    "source": f"--roce-placement {d.placement} at {d.gpus} GPUs: {d.flows} flows from "
+                    f"{d.crossing_per_leaf} crossing NICs of the busiest leaf over {d.uplinks} uplinks, "
+                    f"{d.throws} hashed stages, E[max] balls into bins (advise/ecmp.py; docs/advise.md)",
+                    "note": "replaces the ecmp_collision_p / ecmp_slowdown term above",
+                }
+            )
     actual: dict[str, float | None] = {
         "SEQ_LEN": work.seq_len,
         "GLOBAL_BATCH": work.global_batch,
@@ -764,7 +806,8 @@ def _print_tables(
     pbar = calib["paired_spread_pts"]
     con.print(
         f"error bar: ±{bar:.1f} MFU pts, the largest error over {calib['entries']} published runs "
-        f"(see --explain); RoCE assumed {doc['roce_tuning']}",
+        f"(see --explain); RoCE assumed {doc['roce_tuning']}"
+        + (f", ECMP derived for {doc['roce_placement']} placement" if doc.get("roce_placement") else ""),
         markup=False,
     )
     con.print(

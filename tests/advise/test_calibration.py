@@ -30,7 +30,6 @@ COMMAND_RUNS = (*ISSUE_RUNS, "megatron-sp-530b-2240")
 Cli = Callable[..., Result]
 # the seed's 100B dense workload on H100, swept over the seed's scales
 W100B = m.Workload(params=100e9, tokens=2e12, gpus=64, gpu="h100", tp=8, pp=8)
-SCALES = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
@@ -244,59 +243,8 @@ def test_decision_uses_the_paired_bar_not_the_absolute_one() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The seed's bands with the new defaults, ties decided by the paired error bar
+# The seed's bands per GPU count, untuned and tuned: tests/advise/test_sweep_bands.py
 # --------------------------------------------------------------------------------------------
-
-def _rows(tuning: str) -> list[m.SweepRow]:
-    fabrics = [src.with_roce_tuning(src.FABRICS[n], tuning) for n in src.DEFAULT_FABRICS]
-    return m.sweep(W100B, fabrics, SCALES, paired_pts=cal.paired_spread().pts)
-
-
-def test_sweep_bands_hold_with_new_defaults() -> None:
-    rows = _rows("untuned")
-    paired = cal.paired_spread().pts
-    by_band: dict[str, list[m.SweepRow]] = {}
-    for r in rows:
-        assert r.paired_pts == paired
-        assert r.tie == (m.is_tie(r.margin) or r.gap_pts <= paired)
-        by_band.setdefault(r.band, []).append(r)
-    # <= 128 GPUs: RoCE is sufficient - nothing separates the fabrics
-    assert all(r.tie for r in by_band["<=128"])
-    # 128-512: both viable - far inside the paired error bar
-    assert all(r.tie and r.gap_pts < paired / 4 for r in by_band["128-512"])
-    # 512+: IB + SHARP is ahead at every scale and the lead grows with scale; it leaves the paired
-    # bar (±1.0) at 2,048 GPUs (1.9 pts); at 1,024 (0.6 pts) the bar still covers it: a tie
-    big = by_band["512+"]
-    assert all(r.winner == "ib-hdr-sharp" for r in big)
-    assert [r.gpus for r in big if not r.tie] == [2048, 4096, 8192]
-    assert big[0].gpus == 1024 and big[0].tie and big[0].gap_pts > 0
-    assert all(r.gap_pts > r2.gap_pts for r, r2 in zip(big[1:], big[:-1], strict=True))
-    assert m.band_summary(rows)["512+"].startswith("ib-hdr-sharp")
-
-
-def test_tuned_roce_removes_the_ib_preference() -> None:
-    """Meta: tuned RoCE and IB 24K clusters both ran without network bottlenecks (sources.py).
-
-    Tuned RoCE ties IB+SHARP up to 4,096 GPUs. At 8,192 (8 micro-batches, strong scaling) a lead of
-    about 1.1 pts is left, just outside the paired bar, and it is SHARP's all-reduce (half the
-    bytes per NIC), not the tail assumption that --roce-tuning changes.
-    """
-    untuned = _rows("untuned")
-    tuned = _rows("tuned")
-    assert [r.gpus for r in untuned if r.band == "512+" and not r.tie] == [2048, 4096, 8192]
-    assert all(r.tie for r in tuned if r.band == "512+" and r.gpus <= 4096)
-    last_u, last_t = untuned[-1], tuned[-1]
-    assert last_t.winner == "ib-hdr-sharp" and last_t.gap_pts < last_u.gap_pts / 5
-    ib = next(e for e in last_t.estimates if e.fabric == "ib-hdr-sharp")
-    ro = next(e for e in last_t.estimates if e.fabric == "roce-400g")
-    assert ro.dp_exposed - ib.dp_exposed > abs(ro.straggler - ib.straggler)
-    for a, b in zip(untuned, tuned, strict=True):
-        ib_a = next(e for e in a.estimates if e.fabric == "ib-hdr-sharp")
-        ib_b = next(e for e in b.estimates if e.fabric == "ib-hdr-sharp")
-        assert ib_a.mfu == ib_b.mfu  # the input only touches RoCE profiles
-        ro_a = next(e for e in a.estimates if e.fabric == "roce-400g")
-        ro_b = next(e for e in b.estimates if e.fabric == "roce-400g")
-        assert ro_b.mfu >= ro_a.mfu
 
 
 def test_tuning_input_is_explicit_and_cited() -> None:
