@@ -32,7 +32,7 @@ from unittest import mock as _patch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_scale import proc_cpu  # noqa: E402
+from procstat import proc_cpu  # noqa: E402
 
 
 def gen_fabric(gpus: int) -> Any:

@@ -42,6 +42,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from procstat import proc_cpu  # noqa: E402
+
 PEERS = HERE / ".venv-peers"
 PEER_SCRIPT = HERE / "nornir_push_peer.py"
 PEER_PACKAGES = ["nornir==3.6.0", "nornir-netmiko==1.0.1"]
@@ -126,19 +130,6 @@ def start_mock(fabric: Any, work: Path) -> Any:
     mock = MockFabric(fabric, workdir=work, snmp=False, processes=max(2, (os.cpu_count() or 2)))
     mock.start()
     return mock
-
-
-def proc_cpu(pids: list[int]) -> float:
-    """User + system CPU seconds of live processes, from /proc (the mock's workers)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
 
 
 def client_cpu() -> float:

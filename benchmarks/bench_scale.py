@@ -40,6 +40,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from procstat import proc_cpu  # noqa: E402
+
 
 def gen_fabric(gpus: int) -> Any:
     import yaml
@@ -50,19 +52,6 @@ def gen_fabric(gpus: int) -> Any:
     res = loads(yaml.safe_dump(generate(gpus, "roce"), sort_keys=False), f"<gen {gpus}>")
     assert res.fabric is not None, [f.format() for f in res.findings]
     return res.fabric
-
-
-def proc_cpu(pids: list[int]) -> float:
-    """User + system CPU seconds of these processes (from /proc, Linux)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
 
 
 def own_cpu() -> float:

@@ -27,16 +27,23 @@ from typing import Any
 from fabriccfg.telemetry.model import Sample, labels
 
 
-def _document(text: str, top: str) -> dict[str, Any]:
-    """The ``top`` member of an EOS JSON reply; {} for an EOS error line (``% ...``): the collector
-    reports that line. Anything else that is not EOS JSON is a one-line ValueError."""
+def _reply(text: str) -> Any:
+    """An EOS JSON reply decoded; None for an empty reply or an EOS error line (``% ...``): the collector
+    reports that line. Anything else that is not JSON is a one-line ValueError."""
     body = text.strip()
     if not body or body.startswith("%"):
-        return {}
+        return None
     try:
-        doc = json.loads(body)
+        return json.loads(body)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not EOS JSON (line {exc.lineno} col {exc.colno}: {exc.msg})") from None
+
+
+def _document(text: str, top: str) -> dict[str, Any]:
+    """The ``top`` member of an EOS JSON reply; {} for an error line (:func:`_reply`)."""
+    doc = _reply(text)
+    if doc is None:
+        return {}
     if not isinstance(doc, dict) or not isinstance(doc.get(top, {}), dict):
         raise ValueError(f"EOS JSON without a {top!r} object")
     value: dict[str, Any] = doc.get(top, {})
@@ -106,13 +113,9 @@ prints 'Queue Length (bytes)'. Elsewhere LANZ counts segments: there the reply's
 
 def parse_lanz(text: str) -> dict[str, dict[str, int]]:
     """port -> {traffic class: peak queue length in bytes over the entries of the reply}."""
-    body = text.strip()
-    if not body or body.startswith("%"):
+    doc = _reply(text)
+    if doc is None:
         return {}
-    try:
-        doc = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not EOS JSON (line {exc.lineno} col {exc.colno}: {exc.msg})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("entryList", []), list):
         raise ValueError("EOS JSON without an 'entryList' list")
     if doc.get("platformName") in _BYTES_PLATFORMS:
