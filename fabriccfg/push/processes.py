@@ -35,6 +35,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from fabriccfg import secrets
+from fabriccfg.push import signals
 from fabriccfg.push.device import DeviceJob, Progress, PushOptions, Watch, push_device
 from fabriccfg.push.journal import Journal, read_run
 from fabriccfg.push.recover import recover_device
@@ -217,15 +218,8 @@ class ProcessRunner:
 
     # ------------------------------------------------------------------ public
     def run(self) -> RunOutcome:
-        previous: dict[signal.Signals, Any] = {}
-        for sig, handler in ((signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)):
-            with contextlib.suppress(ValueError):  # not the main thread
-                previous[sig] = signal.signal(sig, handler)
-        try:
+        with signals.handled({signal.SIGINT: self._on_sigint, signal.SIGTERM: self._on_sigterm}):
             return self._run()
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
 
     def _on_sigint(self, signum: int, frame: object) -> None:
         self._sigints += 1

@@ -18,14 +18,13 @@ Rules (each one answers a user complaint about the peers, ``peers.md`` §B):
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from fabriccfg.push import signals
 from fabriccfg.push.device import DeviceJob, Progress, Watch
 from fabriccfg.push.report import DeviceResult
 
@@ -147,17 +146,9 @@ class Runner:
     # ------------------------------------------------------------------ public
     def run(self) -> RunOutcome:
         """Run every job; Ctrl-C (SIGINT) only sets a flag that the scheduling loop acts on."""
-        previous: dict[signal.Signals, Any] = {}
         handlers = {signal.SIGINT: self._on_sigint, signal.SIGTERM: self._on_sigterm}
-        for sig in self.catch:
-            handler = handlers[sig]
-            with contextlib.suppress(ValueError):  # not the main thread: KeyboardInterrupt still applies
-                previous[sig] = signal.signal(sig, handler)
-        try:
+        with signals.handled({sig: handlers[sig] for sig in self.catch}):
             return self._run()
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
 
     def _on_sigint(self, signum: int, frame: object) -> None:
         self._sigints += 1  # no locks, no printing: a signal handler may run while the main thread holds one
