@@ -404,14 +404,10 @@ class ProcessRunner:
         while self._interrupts < self._sigints:
             self._interrupts += 1
             self.interrupted = True
+            why, message = signals.notice(self._interrupts, self._terminated)
+            self.display.message(message)
             if self._interrupts == 1:
-                self.stopped = "terminated (SIGTERM)" if self._terminated else "interrupted (Ctrl-C)"
-                self.display.message("interrupted: no new devices start; in-flight devices finish or roll "
-                                     "back (Ctrl-C again to end their sessions)")
-            else:
-                why = ("terminated (SIGTERM) mid-run" if self._terminated
-                       else "interrupted (Ctrl-C twice) mid-run")
-                self.display.message(f"{why}: ending in-flight sessions")
+                self.stopped = why
             for worker in self._alive():
                 self._send(worker, ("interrupt", self._terminated))
 

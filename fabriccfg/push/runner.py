@@ -264,13 +264,11 @@ class Runner:
     def _interrupt(self) -> None:
         self._interrupts += 1
         self.interrupted = True
+        why, message = signals.notice(self._interrupts, self._terminated)
+        self.display.message(message)
         if self._interrupts == 1:
-            self.stopped = "terminated (SIGTERM)" if self._terminated else "interrupted (Ctrl-C)"
-            self.display.message("interrupted: no new devices start; in-flight devices finish or roll back "
-                                 "(Ctrl-C again to end their sessions)")
+            self.stopped = why
         else:
-            why = "terminated (SIGTERM) mid-run" if self._terminated else "interrupted (Ctrl-C twice) mid-run"
-            self.display.message(f"{why}: ending in-flight sessions")
             for slot in self._active:
                 slot.watch.fire(why)
 

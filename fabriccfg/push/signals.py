@@ -26,3 +26,14 @@ def handled(handlers: Mapping[signal.Signals, Handler]) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def notice(nth: int, terminated: bool) -> tuple[str, str]:
+    """(why, what to tell the operator) for the ``nth`` Ctrl-C of a run (a SIGTERM counts as two): the
+    first stops new devices, the second ends in-flight sessions."""
+    if nth == 1:
+        why = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
+        return why, ("interrupted: no new devices start; in-flight devices finish or roll back "
+                     "(Ctrl-C again to end their sessions)")
+    why = "terminated (SIGTERM) mid-run" if terminated else "interrupted (Ctrl-C twice) mid-run"
+    return why, f"{why}: ending in-flight sessions"

@@ -51,24 +51,23 @@ def _queue_rows(text: str, ncols: int) -> list[tuple[str, str, str, list[int | N
     return out
 
 
-def parse_queue_counters(text: str) -> dict[str, dict[str, dict[str, int]]]:
-    """port -> {queue: {pkts, bytes, drop_pkts, drop_bytes}} (unicast queues)."""
+def _unicast_table(text: str, keys: tuple[str, ...]) -> dict[str, dict[str, dict[str, int]]]:
+    """port -> {queue: {key: value}} of a per-queue table whose counter columns are ``keys`` (UC queues)."""
     out: dict[str, dict[str, dict[str, int]]] = {}
-    keys = ("pkts", "bytes", "drop_pkts", "drop_bytes")
-    for port, qtype, q, vals in _queue_rows(text, 4):
+    for port, qtype, q, vals in _queue_rows(text, len(keys)):
         if qtype == "UC" and any(v is not None for v in vals):
             out.setdefault(port, {})[q] = {k: v for k, v in zip(keys, vals, strict=True) if v is not None}
     return out
+
+
+def parse_queue_counters(text: str) -> dict[str, dict[str, dict[str, int]]]:
+    """port -> {queue: {pkts, bytes, drop_pkts, drop_bytes}} (unicast queues)."""
+    return _unicast_table(text, ("pkts", "bytes", "drop_pkts", "drop_bytes"))
 
 
 def parse_wred(text: str) -> dict[str, dict[str, dict[str, int]]]:
     """port -> {queue: {wred_drop_pkts, wred_drop_bytes, ecn_marked_pkts, ecn_marked_bytes}}."""
-    out: dict[str, dict[str, dict[str, int]]] = {}
-    keys = ("wred_drop_pkts", "wred_drop_bytes", "ecn_marked_pkts", "ecn_marked_bytes")
-    for port, qtype, q, vals in _queue_rows(text, 4):
-        if qtype == "UC" and any(v is not None for v in vals):
-            out.setdefault(port, {})[q] = {k: v for k, v in zip(keys, vals, strict=True) if v is not None}
-    return out
+    return _unicast_table(text, ("wred_drop_pkts", "wred_drop_bytes", "ecn_marked_pkts", "ecn_marked_bytes"))
 
 
 def parse_pfc(text: str) -> dict[str, dict[str, dict[str, int]]]:
