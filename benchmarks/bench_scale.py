@@ -99,6 +99,7 @@ def bench_watch(fabric: Any, rounds: int, work: Path, **collector: Any) -> dict[
             # collector processes (--processes): alive, so not in RUSAGE_CHILDREN; read them from /proc
             workers = [wk.process.pid for wk in getattr(col, "_workers", []) if wk.process is not None]
             now = proc_cpu(workers)
+            parent_cpu = cpu
             cpu += now - pool_cpu
             pool_cpu = now
             errs = sum(len(v) for v in rep.errors.values())
@@ -110,7 +111,7 @@ def bench_watch(fabric: Any, rounds: int, work: Path, **collector: Any) -> dict[
                 print("   ", sorted(kinds.items(), key=lambda kv: -kv[1])[:3], flush=True)
             rows.append((wall, cpu, mcpu, peak_rss_mb(workers)))
             print(f"  round {i + 1}: wall {wall:6.2f} s  client CPU {cpu:6.2f} s "
-                  f"({cpu / n * 1000:5.1f} ms/dev)  "
+                  f"({cpu / n * 1000:5.1f} ms/dev; this process {parent_cpu / n * 1000:4.1f})  "
                   f"mock CPU {mcpu:6.2f} s  peak RSS {rows[-1][3]:6.0f} MB  status {rep.status}  "
                   f"collect errors {errs}", flush=True)
         ctx = Context(fabric, list(w.snaps), points=list(w.points))

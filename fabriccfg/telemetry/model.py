@@ -57,8 +57,26 @@ SampleKey = tuple[str, str | None, str, LabelSet]
 
 
 def labels(**kv: object) -> LabelSet:
-    """``labels(prio=3)`` -> ``(("prio", "3"),)``; sorted so equal label sets compare equal."""
-    return tuple(sorted((k, str(v)) for k, v in kv.items()))
+    """``labels(prio=3)`` -> ``(("prio", "3"),)``; sorted so equal label sets compare equal.
+
+    Equal label sets are one shared tuple (a round builds ~10^6 samples from a few hundred label sets):
+    less memory, and pickling a snapshot between processes writes each label set once."""
+    if len(kv) == 1:
+        (k, v), = kv.items()
+        key: LabelSet = ((k, v if type(v) is str else str(v)),)
+    else:
+        key = tuple([(k, v if type(v) is str else str(v)) for k, v in kv.items()])
+    made = _LABELSETS.get(key)
+    if made is None:
+        made = tuple(sorted(key))
+        if len(_LABELSETS) < _LABELSETS_MAX:
+            _LABELSETS[key] = made
+    return made
+
+
+_LABELSETS: dict[LabelSet, LabelSet] = {}
+_LABELSETS_MAX = 100_000
+"""Bound on the shared label sets (label values come from devices: a hostile one cannot grow it)."""
 
 
 class Sample(NamedTuple):
@@ -100,6 +118,13 @@ class Snapshot:
     metric_ts: dict[tuple[str, str], float] = field(default_factory=dict)
     """When the source of a device's metric answered, where that is not ``device_ts`` (its SNMP walk):
     a rate divides by the time between two reads of the same source, not of another one."""
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled by columns (one tuple per field per device): a collector process sends ~10^6 samples
+        a round, and a NamedTuple pickles through a Python call per sample on both ends."""
+        cols = {dev: tuple(zip(*rows, strict=True)) for dev, rows in self.samples.items()}
+        state = (self.ts, cols, self.uptime, self.errors, self.device_ts, self.metric_ts)
+        return _snapshot_from_columns, (state,)
 
     def add(self, sample: Sample) -> None:
         self.samples.setdefault(sample.device, []).append(sample)
@@ -183,6 +208,14 @@ class Rate(NamedTuple):
     @property
     def ok(self) -> bool:
         return self.value_per_s is not None
+
+
+def _snapshot_from_columns(state: tuple[Any, ...]) -> Snapshot:
+    """The inverse of :meth:`Snapshot.__reduce__`."""
+    ts, cols, uptime, errors, device_ts, metric_ts = state
+    make = tuple.__new__
+    samples = {dev: [make(Sample, row) for row in zip(*c, strict=True)] for dev, c in cols.items()}
+    return Snapshot(ts, samples, uptime, errors, device_ts, metric_ts)
 
 
 # Canonical metric catalogue: name -> (usual kind, unit, description). Collectors and the mock emit

@@ -226,20 +226,26 @@ class _ScopeSource(ex.MetricSource):
         self.device = device
         self.port = port
         self.priority = priority
+        self._prio = str(priority) if priority is not None else None
         self.saturated: set[str] = set()
         self.unbased: set[str] = set()
         """Counters read here that have no previous sample (no baseline for a rate yet)."""
 
     def _matching(self, name: str, overrides: Mapping[str, str]) -> list[Sample]:
-        rows = self.point.by_port.get((self.device, self.port, name), [])
+        rows = self.point.by_port.get((self.device, self.port, name))
+        if not rows:
+            return []
+        prio = self._prio
+        if not overrides and prio is None:
+            return rows
         out = []
         for s in rows:
             ok = True
             for k, v in s.labels:
                 if k in overrides:
                     ok = overrides[k] == v
-                elif k in ("prio", "tc") and self.priority is not None:
-                    ok = v == str(self.priority)
+                elif prio is not None and k in {"prio", "tc"}:
+                    ok = v == prio
                 if not ok:
                     break
             if ok:
@@ -342,15 +348,8 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
     priority = _scope_priority(check, ctx, device)
     if check.scope.priority == "lossless" and priority is None:
         return "nodata"
-    speed = ctx.intended_speed_gbps(device, port)
-    env: dict[str, Any] = dict(check.params)
-    dev = ctx.fabric.devices.get(device)
-    env.update(device=device, port=port, priority=priority, samples=len(ctx.points),
-               intended_speed_mbps=speed * 1000 if speed else None, link_bps=speed * 1e9 if speed else None,
-               kind=ctx.kind(device), platform=dev.platform if dev else None)
-    thr = ctx.buffer_thresholds(device, port)
-    env.update(ecn_kmin_bytes=thr.kmin_bytes if thr else None, ecn_kmax_bytes=thr.kmax_bytes if thr else None,
-               headroom_bytes=thr.headroom_bytes if thr else None)
+    env: dict[str, Any] = {**check.params, **ctx.scope_env(device, port), "priority": priority,
+                           "samples": len(ctx.points)}
     levels: list[tuple[str, Any, str | None]] = []
     saturated: set[str] = set()
     unbased = False

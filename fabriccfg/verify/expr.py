@@ -216,10 +216,20 @@ def _compile(node: ast.AST) -> Fn:
             return lambda env, src: src.metric(fname, metric, overrides)
         helper = HELPERS[fname]
         args = [_compile(a) for a in node.args]
+        if len(args) == 2:  # ratio(), min()/max() of two: most calls; no argument list to build
+            first, second = args
+
+            def call2(env: Mapping[str, Any], src: MetricSource) -> Any:
+                try:
+                    return helper(first(env, src), second(env, src))
+                except (TypeError, ValueError):
+                    return None
+
+            return call2
 
         def call(env: Mapping[str, Any], src: MetricSource) -> Any:
             try:
-                return helper(*(a(env, src) for a in args))
+                return helper(*[a(env, src) for a in args])
             except (TypeError, ValueError):
                 return None
 
@@ -248,6 +258,21 @@ def _binop(node: ast.BinOp) -> Fn:
 
 
 def _compare(left: Fn, ops: list[Callable[[Any, Any], Any]], comparators: list[Fn]) -> Fn:
+    if len(ops) == 1:  # ``a < b``: nearly every comparison
+        op, right = ops[0], comparators[0]
+
+        def compare1(env: Mapping[str, Any], src: MetricSource) -> Any:
+            a = left(env, src)
+            b = right(env, src)
+            if a is None or b is None:
+                return None
+            try:
+                return bool(op(a, b))
+            except TypeError:
+                return None
+
+        return compare1
+
     def compare(env: Mapping[str, Any], src: MetricSource) -> Any:
         a = left(env, src)
         for op, comp in zip(ops, comparators, strict=True):

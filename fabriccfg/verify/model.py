@@ -249,6 +249,25 @@ class Context:
     points: list[Point] = field(default_factory=list)
     metrics: frozenset[str] | None = None
     """Counters to compute rates for (None: all); see :func:`needed_metrics`."""
+    _scope_env: dict[tuple[str, str | None], dict[str, Any]] = field(default_factory=dict, repr=False,
+                                                                     compare=False)
+
+    def scope_env(self, device: str, port: str | None) -> dict[str, Any]:
+        """What a check's expression may name about one (device, port), from the intent: worked out
+        once per round, not once per check (20 checks share each port)."""
+        got = self._scope_env.get((device, port))
+        if got is None:
+            speed = self.intended_speed_gbps(device, port)
+            dev = self.fabric.devices.get(device)
+            thr = self.buffer_thresholds(device, port)
+            got = self._scope_env[(device, port)] = {
+                "device": device, "port": port, "intended_speed_mbps": speed * 1000 if speed else None,
+                "link_bps": speed * 1e9 if speed else None, "kind": self.kind(device),
+                "platform": dev.platform if dev else None,
+                "ecn_kmin_bytes": thr.kmin_bytes if thr else None,
+                "ecn_kmax_bytes": thr.kmax_bytes if thr else None,
+                "headroom_bytes": thr.headroom_bytes if thr else None}
+        return got
 
     def __post_init__(self) -> None:
         if not self.points:

@@ -7,6 +7,7 @@ on the IB lab the fabric-wide tools (ibnetdiscover, ibqueryerrors on the SM host
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.mock.fabric import MockFabric
 from fabriccfg.telemetry.collect import Collector
+from fabriccfg.telemetry.model import Sample, Snapshot, labels
 from fabriccfg.telemetry.pool import CollectorPool, inner_shards, merge
 from fabriccfg.telemetry.shard import in_shard
 
@@ -63,3 +65,25 @@ def test_merge_prefers_a_devices_own_samples(roce_fabric: Fabric) -> None:
                                             Sample(dev, "p2", "m", (), 5, "gauge")]})
     snap = merge([(b, other), (a, own)])
     assert sorted((s.port, s.value) for s in snap) == [("p1", 1), ("p2", 5)] and snap.ts == 1.0
+
+
+def test_a_snapshot_crosses_processes_whole() -> None:
+    """Worker processes send their snapshot pickled by columns: every field, sample order, sample type,
+    an empty device and the per-source times come back as they were."""
+    snap = Snapshot(ts=12.5, uptime={"leaf1": 4200}, device_ts={"leaf1": 12.6},
+                    metric_ts={("leaf1", "ecn_marked"): 13.1})
+    snap.add(Sample("leaf1", "swp1", "ecn_marked", labels(tc=3), 2**64 - 1, "counter64"))
+    snap.add(Sample("leaf1", None, "sm_state", (), "master", "state"))
+    snap.add(Sample("leaf1", "swp2", "queue_watermark_bytes", labels(tc=3), 0, "gauge"))
+    snap.samples["leaf2"] = []
+    snap.error("leaf3", "ssh: timed out")
+    back = pickle.loads(pickle.dumps(snap))
+    assert back == snap
+    assert [type(s) for s in back] == [Sample] * 3
+    assert back.samples["leaf1"][0].labels == (("tc", "3"),) and back.samples["leaf2"] == []
+
+
+def test_equal_label_sets_are_one_object() -> None:
+    assert labels(prio=3) is labels(prio="3") == (("prio", "3"),)
+    assert labels(b=1, a="x") == (("a", "x"), ("b", "1"))
+    assert labels(tc=True) == (("tc", "True"),)  # True is not 1 here

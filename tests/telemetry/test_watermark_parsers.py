@@ -49,3 +49,26 @@ def test_mangled_input_never_raises() -> None:
         noise = "".join(rng.choice("=-… \nPort PG3 UC1 12 KB Bytes.") for _ in range(200))
         for t in (text, noise, text[: rng.randint(0, len(text))]):
             assert isinstance(parse_qos_buffer(t), dict) and isinstance(parse_watermark(t), dict)
+
+
+def test_a_kept_cell_split_over_two_lines_is_joined() -> None:
+    """NVUE wraps a cell too wide for its column onto the next line (``18.98`` / ``KB`` in the reference
+    example's HR column); the same can happen to "HR/PL Max". 18.98 KiB = 19,435.52 -> 19,436 bytes."""
+    lines = NVUE.splitlines()
+    rule = next(line for line in lines if line.strip().startswith("------…"))
+    last = rule.rindex("  ") + 2  # where the "HR/PL Max" column starts
+    at = next(i for i, line in enumerate(lines) if line.startswith("    0        2"))
+    row, cont = lines[at], lines[at + 1]
+    lines[at] = row[:last] + "18.98"
+    lines[at + 1] = cont.rstrip().ljust(last) + "KB"
+    pg0 = parse_qos_buffer("\n".join(lines))["ingress_pg"]["0"]
+    assert pg0 == {"max_usage": 0, "headroom": 19436, "headroom_max_usage": 19436}
+
+
+def test_sections_other_than_pg_and_tc_are_not_read() -> None:
+    """The ingress-port and egress-port pool tables have a "Max Usage" column too; their rows (pools 1, 2,
+    12, 13) must not pass for priority groups or traffic classes."""
+    parsed = parse_qos_buffer(NVUE)
+    assert set(parsed) == {"ingress_pg", "egress_tc"}
+    assert set(parsed["ingress_pg"]) == {"0", "9"}
+    assert set(parsed["egress_tc"]) == {str(tc) for tc in range(17)}

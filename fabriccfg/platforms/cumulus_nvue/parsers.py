@@ -4,6 +4,7 @@ those of the RoCE traffic class; the buffer tables carry the peak occupancy, "Ma
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -162,47 +163,94 @@ def parse_qos_buffer(text: str) -> dict[str, dict[str, dict[str, int]]]:
     Each section is a title, a ``===`` line, one or two header lines, a dash rule and rows. Columns are
     cut where the rule's dash runs start (headers are truncated with ``…``); a cell too wide for its
     column continues on the next line (``18.98`` / ``KB``), so a line with an empty first column extends
-    the row above. Sizes are converted to bytes (binary units, as NVUE prints them)."""
+    the row above. Sizes are converted to bytes (binary units, as NVUE prints them).
+
+    A leaf sends 64 of these per round: sections other than the two kept are skipped by the title
+    search, a header's layout is worked out once per distinct header, and only the kept columns are
+    cut."""
     out: dict[str, dict[str, dict[str, int]]] = {}
-    section: str | None = None
-    header: list[str] = []
-    starts: list[int] = []
-    rows: list[list[str]] = []
-
-    def flush() -> None:
-        if section is None or not starts or not header:
-            return
-        header_cells = [_cells(h, starts) for h in header]
-        names = [" ".join(" ".join(h[i] for h in header_cells).split()).lower() for i in range(len(starts))]
-        for row in rows:
-            got = {_BUFFER_COLUMNS[n]: v for n, cell in zip(names, row, strict=True)
-                   if n in _BUFFER_COLUMNS and (v := _value(cell)) is not None}
-            if row[0].isdigit():
-                out.setdefault(section, {})[row[0]] = got
-
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        s = line.strip()
-        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if nxt and set(nxt) <= set("="):
-            flush()
-            title = s.lower()
-            section = next((v for k, v in _BUFFER_SECTIONS.items() if k in title), None)
-            header, starts, rows = [], [], []
+    titles = _titles(text)
+    for k, (title, _, end) in enumerate(titles):
+        section = next((v for key, v in _BUFFER_SECTIONS.items() if key in title.lower()), None)
+        if section is None:
             continue
-        if not s or set(s) <= set("="):
-            continue
-        if not starts and set(s) <= set("-… "):
-            starts = [m.start() for m in re.finditer(r"\S+", line)]
-            continue
-        if not starts:
-            header.append(line)
-        elif line[: starts[1] if len(starts) > 1 else len(line)].strip():
-            rows.append(_cells(line, starts))
-        elif rows:
-            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], _cells(line, starts), strict=True)]
-    flush()
+        body = text[end:titles[k + 1][1] if k + 1 < len(titles) else len(text)]
+        rows = _buffer_rows(body.splitlines())
+        if rows:
+            out.setdefault(section, {}).update(rows)
     return out
+
+
+def _titles(text: str) -> list[tuple[str, int, int]]:
+    """(title, where its line starts, where its ``===`` underline ends) of each section, in order."""
+    out: list[tuple[str, int, int]] = []
+    at = text.find("===")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if not text[start:end].strip().strip("="):
+            title_start = text.rfind("\n", 0, start - 1) + 1 if start > 0 else 0
+            out.append((text[title_start:max(title_start, start - 1)].strip(), title_start, end))
+        at = text.find("===", end)
+    return out
+
+
+def _buffer_rows(lines: list[str]) -> dict[str, dict[str, int]]:
+    header: list[str] = []
+    layout: tuple[int, tuple[tuple[int, int | None, str], ...]] | None = None
+    cells: list[list[str]] = []  # per row: id, then the kept columns
+    for line in lines:
+        if layout is None:
+            s = line.strip()
+            if not s:
+                continue
+            if set(s) <= _RULE_CHARS:
+                if not header:
+                    return {}
+                layout = _buffer_layout(tuple(header), line)
+                continue
+            header.append(line)
+            continue
+        first_end, kept = layout
+        first = line[:first_end].strip()
+        row = [line[a:b].strip() for a, b, _ in kept]
+        if first:
+            cells.append([first, *row])
+        elif cells and any(row):
+            prev = cells[-1]
+            cells[-1] = [prev[0], *(f"{x} {y}".strip() for x, y in zip(prev[1:], row, strict=True))]
+    if layout is None:
+        return {}
+    names = [name for _, _, name in layout[1]]
+    out: dict[str, dict[str, int]] = {}
+    for row in cells:
+        if row[0].isdigit():
+            out[row[0]] = {n: v for n, cell in zip(names, row[1:], strict=True)
+                           if (v := _size(cell)) is not None}
+    return out
+
+
+_RULE_CHARS = frozenset("-… ")
+
+
+@functools.lru_cache(maxsize=64)
+def _buffer_layout(header: tuple[str, ...], rule: str) -> tuple[int, tuple[tuple[int, int | None, str], ...]]:
+    """(end of the id column, (start, end, name) of each kept column) for one header and rule."""
+    starts = [m.start() for m in re.finditer(r"\S+", rule)]
+    if not starts:
+        return 0, ()
+    header_cells = [_cells(h, starts) for h in header]
+    names = [" ".join(" ".join(h[i] for h in header_cells).split()).lower() for i in range(len(starts))]
+    kept = tuple((starts[i], starts[i + 1] if i + 1 < len(starts) else None, _BUFFER_COLUMNS[n])
+                 for i, n in enumerate(names) if n in _BUFFER_COLUMNS)
+    return (starts[1] if len(starts) > 1 else 1 << 30), kept
+
+
+@functools.lru_cache(maxsize=4096)
+def _size(cell: str) -> int | None:
+    """:func:`_value`, remembered: a leaf's 64 buffer tables repeat the same few cells (``0 Bytes``)."""
+    return _value(cell)
 
 
 def buffer_samples(device: str, port: str | None, text: str) -> list[Sample]:
