@@ -11,6 +11,7 @@ from typing import Any
 
 from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.telemetry.parsers._table import data_lines, num
+from fabriccfg.text import split_lines
 
 _UNITS = {"bytes": 1, "b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
 """NVUE prints sizes in binary units: 150000 B shows as ``146.48 KB``, 1500000 B as ``1.43 MB``."""
@@ -169,30 +170,16 @@ def parse_qos_buffer(text: str) -> dict[str, dict[str, dict[str, int]]]:
     search, a header's layout is worked out once per distinct header, and only the kept columns are
     cut."""
     out: dict[str, dict[str, dict[str, int]]] = {}
-    titles = _titles(text)
-    for k, (title, _, end) in enumerate(titles):
-        section = next((v for key, v in _BUFFER_SECTIONS.items() if key in title.lower()), None)
+    lines = split_lines(text)
+    rules = [i for i, line in enumerate(lines) if "===" in line and not line.strip().strip("=")]
+    for k, at in enumerate(rules):
+        title = lines[at - 1].strip().lower() if at > 0 else ""
+        section = next((v for key, v in _BUFFER_SECTIONS.items() if key in title), None)
         if section is None:
             continue
-        body = text[end:titles[k + 1][1] if k + 1 < len(titles) else len(text)]
-        rows = _buffer_rows(body.splitlines())
+        rows = _buffer_rows(lines[at + 1:rules[k + 1] - 1 if k + 1 < len(rules) else len(lines)])
         if rows:
             out.setdefault(section, {}).update(rows)
-    return out
-
-
-def _titles(text: str) -> list[tuple[str, int, int]]:
-    """(title, where its line starts, where its ``===`` underline ends) of each section, in order."""
-    out: list[tuple[str, int, int]] = []
-    at = text.find("===")
-    while at >= 0:
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        end = len(text) if end < 0 else end
-        if not text[start:end].strip().strip("="):
-            title_start = text.rfind("\n", 0, start - 1) + 1 if start > 0 else 0
-            out.append((text[title_start:max(title_start, start - 1)].strip(), title_start, end))
-        at = text.find("===", end)
     return out
 
 
