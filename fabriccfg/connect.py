@@ -124,23 +124,43 @@ _CLASS_CACHE: dict[str, Any] = {}
 _CLASS_LOCK = threading.Lock()
 
 
+_IMPORT_LOCK = threading.Lock()
+
+
+def load_netmiko() -> None:
+    """Import netmiko once, in one thread: it is imported on first use (``fabriccfg --help`` does not
+    pay for it), and 32 collector threads importing it at once can meet its import cycles half-done
+    ("cannot import name ... from partially initialized module")."""
+    if _NETMIKO_LOADED.is_set():  # not sys.modules: a module is there while another thread still imports it
+        return
+    with _IMPORT_LOCK:
+        import netmiko.ssh_dispatcher  # noqa: F401  (the whole package, drivers included)
+
+        _NETMIKO_LOADED.set()
+
+
+_NETMIKO_LOADED = threading.Event()
+
+
 def _fast_class(device_type: str, prompt: str | None = None) -> Any:
     """The netmiko class for ``device_type``: reads that fail fast; prepared by ``prompt`` (the platform's
     ``PlatformInfo.cli_prompt``) when netmiko's own prompt wait would stall."""
     key = f"{device_type}|{prompt or ''}"
+    load_netmiko()
     with _CLASS_LOCK:
         cls = _CLASS_CACHE.get(key)
         if cls is not None:
             return cls
-        from netmiko.base_connection import BaseConnection
-        from netmiko.cisco.cisco_nxos import CiscoNxosSSH
         from netmiko.ssh_dispatcher import CLASS_MAPPER
 
         base: Any = CLASS_MAPPER[device_type]
-        # the fast paths below hold for these implementations only (a vendor override may do more)
-        plain_lf = base.normalize_linefeeds in (BaseConnection.normalize_linefeeds,
-                                                CiscoNxosSSH.normalize_linefeeds)
-        plain_ansi = base.strip_ansi_escape_codes is BaseConnection.strip_ansi_escape_codes
+        # the fast paths below hold for these implementations only (a vendor override may do more); taken
+        # from the classes at hand: importing netmiko submodules here raced the first import in other
+        # threads ("partially initialized module")
+        root: Any = base.__mro__[-2]  # BaseConnection (its base is object)
+        nxos: Any = CLASS_MAPPER["cisco_nxos"]
+        plain_lf = base.normalize_linefeeds in (root.normalize_linefeeds, nxos.normalize_linefeeds)
+        plain_ansi = base.strip_ansi_escape_codes is root.strip_ansi_escape_codes
 
         class Guarded(base):  # type: ignore[misc]
             _fc_handle: SessionHandle | None = None
@@ -454,6 +474,7 @@ def connect(ep: Endpoint, *, insecure_host_keys: bool = False, timeout: float = 
     ``timeout`` bounds each connect phase (TCP, banner, auth); the whole-device deadline is the
     runner's job (it kills the session through ``handle``).
     """
+    load_netmiko()
     from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
 
     if ep.device_type is None or ep.ssh_port is None:
