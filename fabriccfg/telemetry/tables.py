@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fabriccfg.telemetry import oids
-from fabriccfg.telemetry.model import LabelSet, Sample
+from fabriccfg.telemetry.model import LabelSet, Sample, new_sample
 from fabriccfg.telemetry.snmp import Row, index_of
 from fabriccfg.telemetry.spec import PortOf, SnmpColumn, SnmpTable
 
@@ -112,10 +112,10 @@ def _text(value: int | bytes | None) -> str:
     try:
         text = value.decode()
     except UnicodeDecodeError:
-        return ":".join(f"{b:02x}" for b in value)
+        return value.hex(":")
     if text.isprintable():
         return text
-    return ":".join(f"{b:02x}" for b in value)
+    return value.hex(":")
 
 
 LLDP = SnmpTable("lldp", (
@@ -155,8 +155,11 @@ def to_samples(device: str, table: SnmpTable, columns: dict[tuple[int, ...], lis
 
     def key_of(suffix: bytes) -> tuple[str | None, LabelSet, tuple[int, ...]] | None:
         idx = index_of(suffix)
-        if len(idx) != width or (filters and any(idx[p] not in ok for p, ok in filters.items())):
+        if len(idx) != width:
             return None
+        for p, ok in filters.items():
+            if idx[p] not in ok:
+                return None
         port = None
         if port_pos is not None:
             port = port_of(idx[port_pos]) or str(idx[port_pos])
@@ -166,7 +169,7 @@ def to_samples(device: str, table: SnmpTable, columns: dict[tuple[int, ...], lis
             lbls = ((label_pos[0][1], str(idx[label_pos[0][0]])),)
         else:
             lbls = tuple(sorted((n, str(idx[i])) for i, n in label_pos))
-        return port, lbls, tuple(idx[i] for i in drop_pos)
+        return port, lbls, tuple([idx[i] for i in drop_pos]) if drop_pos else ()
 
     for col in table.columns:
         rows = columns.get(col.oid, ())
@@ -198,7 +201,7 @@ def to_samples(device: str, table: SnmpTable, columns: dict[tuple[int, ...], lis
                 if prev is None or rank >= prev[0]:
                     chosen[(port, lbls)] = (rank, v)
             else:
-                append(Sample(device, port, metric, lbls, v, kind))
+                append(new_sample((device, port, metric, lbls, v, kind)))
         for (cport, clbls), (_rank, cv) in chosen.items():
-            append(Sample(device, cport, metric, clbls, cv, kind))
+            append(new_sample((device, cport, metric, clbls, cv, kind)))
     return out

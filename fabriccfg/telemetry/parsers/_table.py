@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from fabriccfg.text import split_lines
+
 _NUM = re.compile(r"^-?[\d,]+$")
 
 
@@ -15,21 +17,24 @@ def num(text: str) -> int | None:
     return int(t.replace(",", ""))
 
 
+_RULE = frozenset("-+ =")
+_HEADER_RULE = frozenset("-+ ")
+
+
 def data_lines(text: str) -> list[list[str]]:
     """Whitespace-split rows of a table, skipping blank, header-rule (``----``) and header lines
     (a header is any line before a rule line)."""
-    lines = text.splitlines()
+    lines = [line.strip() for line in split_lines(text)]
     rows: list[list[str]] = []
     rule_seen = False
-    for i, line in enumerate(lines):
-        s = line.strip()
+    last = len(lines) - 1
+    for i, s in enumerate(lines):
         if not s:
             continue
-        if set(s) <= set("-+ ="):
+        if _RULE.issuperset(s):
             rule_seen = True
             continue
-        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if not rule_seen and nxt and set(nxt) <= set("-+ "):
+        if not rule_seen and i < last and (nxt := lines[i + 1]) and _HEADER_RULE.issuperset(nxt):
             continue  # header line right before its rule
         rows.append(s.split())
     return rows
