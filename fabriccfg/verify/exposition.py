@@ -10,12 +10,13 @@ holds it to the library); prefixes of series that vanish are dropped at the next
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import cast
 
 from prometheus_client import utils
 
-from fabriccfg.verify.output import Family
+from fabriccfg.telemetry.model import LabelSet, Sample
+from fabriccfg.verify.output import PRIORITY_LABELS, Exported, Family, exported, snake
 
 _value = cast(Callable[[float], str], utils.floatToGoString)
 """The library's value formatting (Go's float format: ``+Inf``, ``NaN``, exponent from 1e+21)."""
@@ -40,19 +41,124 @@ class Renderer:
         return len(self._prefix)
 
     def render(self, families: Iterable[Family]) -> bytes:
-        old, new = self._prefix, {}
+        return self.render_round(families, (), None, ())[0]
+
+    def render_round(self, head: Iterable[Family], samples: Iterable[Sample],
+                     keep: dict[str, frozenset[str]] | None, tail: Iterable[Family]) -> tuple[bytes, int]:
+        """``head``, then the per-port series of ``samples`` (as
+        :func:`~fabriccfg.verify.output.sample_families` makes them, written straight from the samples:
+        no family rows in between), then ``tail``; with the number of series."""
+        old, new = self._prefix, dict[tuple[str, ...], str]()
         out: list[str] = []
+        n = self._families(head, old, new, out)
+        n += _samples(samples, keep, out)
+        n += self._families(tail, old, new, out)
+        self._prefix = new
+        return "".join(out).encode("utf-8"), n
+
+    @staticmethod
+    def _families(families: Iterable[Family], old: dict[tuple[str, ...], str],
+                  new: dict[tuple[str, ...], str], out: list[str]) -> int:
+        n = 0
         for fam in families:
-            out.append(f"# HELP {fam.name} {_help(fam.doc)}\n# TYPE {fam.name} {fam.kind}\n")
+            out.append(_header(fam.name, fam.doc, fam.kind))
             names = fam.labelnames
             order = sorted(range(len(names)), key=names.__getitem__)
             for row, value in fam.rows:
                 key = (fam.name, *row)
                 prefix = old.get(key)
                 if prefix is None:
-                    labels = ",".join(f'{names[i]}="{_escape(row[i])}"' for i in order)
-                    prefix = f"{fam.name}{{{labels}}} " if labels else f"{fam.name} "
+                    prefix = _prefix(fam.name, names, order, row)
                 new[key] = prefix
                 out.append(f"{prefix}{_value(value)}\n")
-        self._prefix = new
-        return "".join(out).encode("utf-8")
+            n += len(fam.rows)
+        return n
+
+
+def _header(name: str, doc: str, kind: str) -> str:
+    return f"# HELP {name} {_help(doc)}\n# TYPE {name} {kind}\n"
+
+
+def _prefix(name: str, names: Sequence[str], order: Sequence[int], row: Sequence[str]) -> str:
+    labels = ",".join(f'{names[i]}="{_escape(row[i])}"' for i in order)
+    return f"{name}{{{labels}}} " if labels else f"{name} "
+
+
+class _Head:
+    """What the series of one (metric, kind, label set) share: the exported family, the label names and
+    the values after device and port, and the prefix around the device and port values."""
+
+    __slots__ = ("mid", "names", "post", "pre", "prio", "rest", "spec", "template")
+
+    def __init__(self, metric: str, kind: str, lbls: LabelSet, metric_names: list[str]) -> None:
+        self.spec = exported(metric, kind)
+        named = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in lbls}
+        self.names = ("device", "port", *sorted(metric_names), *(("state",) if kind == "state" else ()))
+        self.rest = tuple(named.get(n, "") for n in self.names[2:])
+        self.prio = named.get("priority")
+        self.pre = self.mid = self.post = ""
+        order = sorted(range(len(self.names)), key=self.names.__getitem__)
+        text = _prefix(self.spec.name, self.names, order, ["\x00", "\x01", *self.rest])
+        # prefix = pre + device + mid + port + post ("device" sorts before "port"); a state's value is a
+        # label too, and a label value that holds a marker would cut wrongly: both take the general path
+        self.template = kind != "state" and text.count("\x00") == 1 and text.count("\x01") == 1
+        if self.template:
+            self.pre, _, after = text.partition("\x00")
+            self.mid, _, self.post = after.partition("\x01")
+
+
+def _samples(samples: Iterable[Sample], keep: dict[str, frozenset[str]] | None, out: list[str]) -> int:
+    """The per-port series of ``samples``: the rows and families of ``sample_families``, rendered."""
+    rows = [s for s in samples if s[5] != "info" and (s[5] != "gauge" or isinstance(s[4], int))]
+    label_names: dict[str, list[str]] = {}
+    for metric, lbls in dict.fromkeys([(s[2], s[3]) for s in rows]):  # first-seen order
+        names = label_names.setdefault(metric, [])
+        for k, _ in lbls:
+            lk = "priority" if k in PRIORITY_LABELS else snake(k)
+            if lk not in names:
+                names.append(lk)
+    heads: dict[tuple[str, str, LabelSet], _Head] = {}
+    fams: dict[str, tuple[Exported, tuple[str, ...], list[int], list[str]]] = {}
+    seen: set[str] = set()
+    escaped: dict[str, str] = {}
+    for device, port, metric, lbls, value, kind in rows:
+        head = heads.get((metric, kind, lbls))
+        if head is None:
+            head = heads[(metric, kind, lbls)] = _Head(metric, kind, lbls, label_names[metric])
+        prio = head.prio
+        if keep is not None and prio is not None and device in keep and prio not in keep[device]:
+            continue
+        if kind == "state":
+            cells = (device, port or "", *head.rest[:-1], str(value))
+            v = 1.0
+        elif not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        else:
+            cells = ()
+            v = float(value) * head.spec.scale
+        spec = head.spec
+        fam = fams.get(spec.name)
+        if fam is None:
+            names_ = head.names
+            fam = fams[spec.name] = (spec, names_, sorted(range(len(names_)), key=names_.__getitem__), [])
+        if cells or not head.template or fam[1] != head.names:
+            prefix = _prefix(spec.name, fam[1], fam[2], cells or (device, port or "", *head.rest))
+        else:
+            dev = escaped.get(device)
+            if dev is None:
+                dev = escaped[device] = _escape(device)
+            p = port or ""
+            prt = escaped.get(p)
+            if prt is None:
+                prt = escaped[p] = _escape(p)
+            prefix = head.pre + dev + head.mid + prt + head.post
+        if prefix in seen:  # the same series twice (two sources): one sample per series
+            continue
+        seen.add(prefix)
+        fam[3].append(f"{prefix}{_value(v)}\n")
+    n = 0
+    for spec, _names, _order, lines in fams.values():
+        out.append(_header(spec.name, spec.doc, spec.kind))
+        out.extend(lines)
+        n += len(lines)
+    return n

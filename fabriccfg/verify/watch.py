@@ -107,10 +107,13 @@ class Watcher:
         self.publish()
 
     def publish(self) -> None:
-        """Render the exposition of the latest round once; scrapes send these bytes until the next."""
-        families = FabricCollector(self).families()
-        self.exposition = scrape.Exposition.of(self._renderer.render(families))
-        self.series = sum(len(f.rows) for f in families)
+        """Render the exposition of the latest round once; scrapes send these bytes until the next. The
+        per-port series are written straight from the snapshot (the same bytes as rendering
+        ``FabricCollector.families()``, which the registry path and the tests use)."""
+        head, point, tail = FabricCollector(self).parts()
+        samples = point.snapshot if point is not None else ()
+        body, self.series = self._renderer.render_round(head, samples, self.keep, tail)
+        self.exposition = scrape.Exposition.of(body)
 
     def round(self) -> Report:
         t0 = time.perf_counter()
@@ -190,6 +193,12 @@ class FabricCollector:
         self.watcher = watcher
 
     def families(self) -> list[MetricFamilyRows]:
+        head, point, tail = self.parts()
+        return head + (output.sample_families(point.snapshot, self.watcher.keep) if point else []) + tail
+
+    def parts(self) -> tuple[list[MetricFamilyRows], Point | None, list[MetricFamilyRows]]:
+        """The watch's own families, the latest point (its samples are the per-port series), and the
+        report's families: in exposition order."""
         w = self.watcher
         with w.lock:
             report, point, rounds, ts, dur = w.last, w.last_point, w.rounds, w.round_ts, w.round_s
@@ -202,11 +211,7 @@ class FabricCollector:
             MetricFamilyRows("fabriccfg_watch_last_round_duration_seconds", "Wall-clock seconds the last "
                              "round took (poll, rates, checks).", "gauge", [], [([], dur)]),
         ]
-        if point is not None:
-            fams += output.sample_families(point.snapshot, w.keep)
-        if report is not None:
-            fams += output.report_families(report)
-        return fams
+        return fams, point, output.report_families(report) if report is not None else []
 
     def collect(self) -> Iterator[Any]:
         for fam in self.families():

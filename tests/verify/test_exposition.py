@@ -8,8 +8,9 @@ import math
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from fabriccfg.telemetry.model import Sample, labels
 from fabriccfg.verify import exposition, watch
-from fabriccfg.verify.output import Family
+from fabriccfg.verify.output import Family, sample_families
 
 from .synth import Synth
 from .test_verify_watch import _collector
@@ -68,3 +69,34 @@ def test_prefixes_of_vanished_series_are_dropped() -> None:
     assert len(r) == 100
     r.render([Family("m", "d", "gauge", ["device"], [(["d1"], 1.0)])])
     assert len(r) == 1
+
+
+def test_series_written_from_samples_are_the_library_s_bytes() -> None:
+    """``render_round`` writes the per-port series straight from the samples; the library, rendering the
+    families ``sample_families`` makes of the same samples, is the judge (states, escaping, a label set
+    that differs within a metric, a series given twice, priorities filtered, values that are dropped)."""
+    samples = [
+        Sample('le"af\\1', "swp1", "if_in_octets", (), 2**64 - 1, "counter64"),
+        Sample("leaf2", None, "if_in_octets", (), 7, "counter64"),
+        Sample("leaf2", "", "if_in_octets", (), 8, "counter64"),  # same series as the one above
+        Sample("leaf2", "swp1", "pfc_rx_pause", labels(prio=3), 5, "counter64"),
+        Sample("leaf2", "swp1", "pfc_rx_pause", labels(prio=4), 6, "counter64"),  # filtered by keep
+        Sample("leaf2", "swp2", "pfc_rx_pause", (), 9, "counter64"),  # no prio: priority=""
+        Sample("leaf2", "swp1", "oper_status", (), "up", "state"),
+        Sample("leaf2", "swp2", "oper_status", (), 'd"own\n', "state"),
+        Sample("leaf2", "swp1", "queue_watermark_bytes", labels(tc=3), 4096, "gauge"),
+        Sample("leaf2", "swp1", "queue_watermark_bytes", labels(tc=0), "n/a", "gauge"),  # not a number
+        Sample("leaf2", "swp1", "speed_mbps", (), True, "gauge"),  # a bool is no value
+        Sample("leaf2", "swp1", "lldp_neighbor", (), "spine1 swp3", "info"),
+        Sample("ünï", "swp\x001", "ecn_marked", labels(tc=3, queue="uc\x01"), 1234567, "counter64"),
+    ]
+    keep = {"leaf2": frozenset({"3"})}
+    head = [Family("fabriccfg_watch_rounds_total", "rounds", "counter", [], [([], 2.0)])]
+    tail = [Family("fabriccfg_check_state", "state", "gauge", ["check"], [(["x"], 1.0)])]
+    for k in (keep, None):
+        fams = head + sample_families(samples, k) + tail
+        r = exposition.Renderer()
+        body, n = r.render_round(head, samples, k, tail)
+        assert body == _library(fams)
+        assert n == sum(len(f.rows) for f in fams) and n > 8
+        assert r.render_round(head, samples, k, tail)[0] == body  # again, from the kept prefixes

@@ -122,13 +122,13 @@ def test_scrapes_are_served_from_the_round_bytes(roce, checks, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
     renders = []
-    inner = watch.FabricCollector.families
+    inner = watch.FabricCollector.parts  # what a render starts from
 
     def counting(self):
         renders.append(threading.current_thread().name)
         return inner(self)
 
-    monkeypatch.setattr(watch.FabricCollector, "families", counting)
+    monkeypatch.setattr(watch.FabricCollector, "parts", counting)
     synth = Synth(roce)
     w = watch.Watcher(roce, {n: None for n in roce.devices}, checks, _collector(synth))  # type: ignore[arg-type]
     server = watch.serve(w, ("127.0.0.1", 0), workers=3)
