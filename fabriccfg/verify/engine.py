@@ -314,6 +314,7 @@ def scopes_of(check: Check, ctx: Context) -> list[tuple[str, str | None]]:
     by_metric = metric_index(latest)
     pairs = itertools.chain.from_iterable(by_metric.get(m, ()) for m in sorted(metrics)) if metrics else \
         ((device, port) for device, port, _ in latest.by_port)
+    device_ok: dict[str, bool] = {}  # per device, not per port: the scope's device rules
     for device, port in pairs:
         if sc.level == "port":
             if port is None:
@@ -325,8 +326,12 @@ def scopes_of(check: Check, ctx: Context) -> list[tuple[str, str | None]]:
             key: tuple[str, str | None] = (device, port)
         else:
             key = (device, None)
-        if key not in seen and _device_ok(check, ctx, device):
-            seen[key] = None
+        if key not in seen:
+            ok = device_ok.get(device)
+            if ok is None:
+                ok = device_ok[device] = _device_ok(check, ctx, device)
+            if ok:
+                seen[key] = None
     return sorted(seen, key=lambda k: (k[0], k[1] or ""))
 
 

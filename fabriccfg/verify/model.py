@@ -251,6 +251,7 @@ class Context:
     """Counters to compute rates for (None: all); see :func:`needed_metrics`."""
     _scope_env: dict[tuple[str, str | None], dict[str, Any]] = field(default_factory=dict, repr=False,
                                                                      compare=False)
+    _lossless: dict[str, int | None] = field(default_factory=dict, repr=False, compare=False)
 
     def scope_env(self, device: str, port: str | None) -> dict[str, Any]:
         """What a check's expression may name about one (device, port), from the intent: worked out
@@ -291,6 +292,12 @@ class Context:
             return None
 
     def lossless_priority(self, device: str) -> int | None:
+        if device in self._lossless:
+            return self._lossless[device]
+        got = self._lossless[device] = self._lossless_priority(device)
+        return got
+
+    def _lossless_priority(self, device: str) -> int | None:
         roce = self.fabric.roce
         if roce is None or roce.mode != "lossless":
             return None
