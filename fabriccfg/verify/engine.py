@@ -344,6 +344,9 @@ def _scope_priority(check: Check, ctx: Context, device: str) -> int | None:
     return check.scope.priority if isinstance(check.scope.priority, int) else None
 
 
+_NONE: frozenset[str] = frozenset()
+
+
 def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -> Finding | str | None:
     """A finding, None (fine), "nodata", or "nobaseline" (a rate is needed and no previous sample exists).
 
@@ -361,19 +364,31 @@ def _evaluate_scope(check: Check, ctx: Context, device: str, port: str | None) -
     assert check.value is not None
     # newest point first, stopping once the window has its verdicts: the same window as evaluating every
     # point the watcher keeps (older verdicts fall out of it), without evaluating the ones it drops
+    # a point's verdict depends on the point, the scope, the intent and the number of points only, so a
+    # window of 2+ points reads the older ones' verdicts from the rounds that computed them
+    newest = ctx.points[-1] if ctx.points else None
+    # (the check object, not its id: two loaded checks may share an id; the watcher holds its checks)
+    key = (id(check), device, port, len(ctx.points)) if check.for_points > 1 else None
     for pt in reversed(ctx.points):
         if len(levels) >= check.for_points:
             break
-        src = _ScopeSource(pt, device, port, priority)
-        env["interval_s"] = pt.interval_s
-        env["value"] = None
-        value = check.value.evaluate(env, src)
-        env["value"] = value
-        guard = check.when.evaluate(env, src) if check.when is not None else True
-        crit = check.crit.expr.evaluate(env, src) if check.crit is not None and guard else None
-        warn = check.warn.expr.evaluate(env, src) if check.warn is not None and guard else None
-        saturated |= src.saturated
-        if src.unbased and not (guard and (crit or warn)):
+        got = pt.verdicts.get(key) if key is not None and pt is not newest else None
+        if got is None:
+            src = _ScopeSource(pt, device, port, priority)
+            env["interval_s"] = pt.interval_s
+            env["value"] = None
+            value = check.value.evaluate(env, src)
+            env["value"] = value
+            guard = check.when.evaluate(env, src) if check.when is not None else True
+            crit = check.crit.expr.evaluate(env, src) if check.crit is not None and guard else None
+            warn = check.warn.expr.evaluate(env, src) if check.warn is not None and guard else None
+            got = (value, guard, crit, warn, frozenset(src.saturated) if src.saturated else _NONE,
+                   bool(src.unbased))
+            if key is not None and pt is newest:
+                pt.verdicts[key] = got
+        value, guard, crit, warn, sat, unbased_here = got
+        saturated |= sat
+        if unbased_here and not (guard and (crit or warn)):
             # A counter read here has no previous sample: whatever did not fire was decided without
             # its rate (or from a coalesce() fallback), so this point has no verdict, never "ok".
             unbased = True

@@ -213,6 +213,15 @@ class Point:
     interval_s: float | None
     by_metric: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict, repr=False)
     """metric -> (device, port) pairs holding it; filled on first use (:func:`metric_index`)."""
+    verdicts: dict[tuple[int, str, str | None, int], Verdict] = field(default_factory=dict, repr=False,
+                                                                      compare=False)
+    """What checks with a ``for:`` window of 2+ points found at this point while it was the newest, per
+    (check, device, port, number of points): the next rounds read them back instead of evaluating the
+    point again (the engine's cache; the watcher keeps them on the newest point only)."""
+
+
+Verdict = tuple[Any, Any, Any, Any, frozenset[str], bool]
+"""(value, guard, critical, warning, saturated counters, a counter without a baseline) of one point."""
 
 
 def metric_index(point: Point) -> dict[str, list[tuple[str, str | None]]]:

@@ -7,6 +7,7 @@ import urllib.request
 from prometheus_client.parser import text_string_to_metric_families
 
 from fabriccfg.verify import runner, watch
+from fabriccfg.verify.engine import Context, evaluate
 
 from .synth import Synth
 
@@ -200,3 +201,24 @@ def test_scrape_never_waits_for_a_round(roce, checks):
         w.close()
         server.close()
     assert w.rounds == 3
+
+
+def test_kept_verdicts_give_the_findings_of_a_fresh_evaluation(roce, checks):
+    """Checks with a ``for:`` window read the older point's verdicts back from the round that computed
+    them. Over rounds in which a pause storm starts and a lossless queue starts dropping, every round's
+    findings equal those of evaluating the same snapshots afresh (new points, nothing kept)."""
+    synth = Synth(roce)
+    synth.pause_storm("gpu07", "mlx5_1", since=7.0, hop_s=0.0)
+    synth.add_rate("leaf-r2", "Ethernet3/1", "tc_no_buffer_discard", 40, since=5.0, tc=3)
+    assert any(c.for_points > 1 for c in checks), "the shipped checks have for: windows"
+    w = watch.Watcher(roce, {n: None for n in roce.devices}, checks, _collector(synth),
+                      damping=(1, 1))  # type: ignore[arg-type]
+    fired = 0
+    for _ in range(7):
+        got = w.round()
+        fresh = evaluate(checks, Context(roce, list(w.snaps)))
+        assert [(r.check, r.state, r.findings) for r in got.results] == \
+            [(r.check, r.state, r.findings) for r in fresh.results]
+        fired += sum(1 for r in got.results if r.state in ("warning", "critical"))
+    w.close()
+    assert fired > 0
