@@ -15,8 +15,8 @@ from typing import cast
 
 from prometheus_client import utils
 
-from fabriccfg.telemetry.model import LabelSet, Sample
-from fabriccfg.verify.output import PRIORITY_LABELS, Exported, Family, exported, snake
+from fabriccfg.telemetry.model import Sample
+from fabriccfg.verify.output import Exported, Family, SeriesHead, SeriesLayout
 
 _value = cast(Callable[[float], str], utils.floatToGoString)
 """The library's value formatting (Go's float format: ``+Inf``, ``NaN``, exponent from 1e+21)."""
@@ -84,74 +84,53 @@ def _prefix(name: str, names: Sequence[str], order: Sequence[int], row: Sequence
     return f"{name}{{{labels}}} " if labels else f"{name} "
 
 
-class _Head:
-    """What the series of one (metric, kind, label set) share: the exported family, the label names and
-    the values after device and port, and the prefix around the device and port values."""
-
-    __slots__ = ("mid", "names", "post", "pre", "prio", "rest", "spec", "template")
-
-    def __init__(self, metric: str, kind: str, lbls: LabelSet, metric_names: list[str]) -> None:
-        self.spec = exported(metric, kind)
-        named = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in lbls}
-        self.names = ("device", "port", *sorted(metric_names), *(("state",) if kind == "state" else ()))
-        self.rest = tuple(named.get(n, "") for n in self.names[2:])
-        self.prio = named.get("priority")
-        self.pre = self.mid = self.post = ""
-        order = sorted(range(len(self.names)), key=self.names.__getitem__)
-        text = _prefix(self.spec.name, self.names, order, ["\x00", "\x01", *self.rest])
-        # prefix = pre + device + mid + port + post ("device" sorts before "port"); a state's value is a
-        # label too, and a label value that holds a marker would cut wrongly: both take the general path
-        self.template = kind != "state" and text.count("\x00") == 1 and text.count("\x01") == 1
-        if self.template:
-            self.pre, _, after = text.partition("\x00")
-            self.mid, _, self.post = after.partition("\x01")
+def _template(head: SeriesHead) -> tuple[str, str, str] | None:
+    """(pre, mid, post) with prefix = pre + device + mid + port + post ("device" sorts before "port"), or
+    None: a state's value is a label too, and a label value that holds a marker would cut wrongly."""
+    if head.names[-1] == "state":
+        return None
+    order = sorted(range(len(head.names)), key=head.names.__getitem__)
+    text = _prefix(head.spec.name, head.names, order, ["\x00", "\x01", *head.rest])
+    if text.count("\x00") != 1 or text.count("\x01") != 1:
+        return None
+    pre, _, after = text.partition("\x00")
+    mid, _, post = after.partition("\x01")
+    return pre, mid, post
 
 
 def _samples(samples: Iterable[Sample], keep: dict[str, frozenset[str]] | None, out: list[str]) -> int:
-    """The per-port series of ``samples``: the rows and families of ``sample_families``, rendered."""
-    rows = [s for s in samples if s[5] != "info" and (s[5] != "gauge" or isinstance(s[4], int))]
-    label_names: dict[str, list[str]] = {}
-    for metric, lbls in dict.fromkeys([(s[2], s[3]) for s in rows]):  # first-seen order
-        names = label_names.setdefault(metric, [])
-        for k, _ in lbls:
-            lk = "priority" if k in PRIORITY_LABELS else snake(k)
-            if lk not in names:
-                names.append(lk)
-    heads: dict[tuple[str, str, LabelSet], _Head] = {}
+    """The per-port series of ``samples``: the rows and families of ``sample_families`` (the same
+    :class:`~fabriccfg.verify.output.SeriesLayout`), rendered without building the rows."""
+    layout = SeriesLayout(samples)
+    templates: dict[SeriesHead, tuple[str, str, str] | None] = {}
     fams: dict[str, tuple[Exported, tuple[str, ...], list[int], list[str]]] = {}
     seen: set[str] = set()
     escaped: dict[str, str] = {}
-    for device, port, metric, lbls, value, kind in rows:
-        head = heads.get((metric, kind, lbls))
-        if head is None:
-            head = heads[(metric, kind, lbls)] = _Head(metric, kind, lbls, label_names[metric])
-        prio = head.prio
-        if keep is not None and prio is not None and device in keep and prio not in keep[device]:
+    for s in layout.samples:
+        head = layout.head(s[2], s[5], s[3])
+        v = head.value(s, keep)
+        if v is None:
             continue
-        if kind == "state":
-            cells = (device, port or "", *head.rest[:-1], str(value))
-            v = 1.0
-        elif not isinstance(value, int | float) or isinstance(value, bool):
-            continue
-        else:
-            cells = ()
-            v = float(value) * head.spec.scale
         spec = head.spec
         fam = fams.get(spec.name)
         if fam is None:
-            names_ = head.names
-            fam = fams[spec.name] = (spec, names_, sorted(range(len(names_)), key=names_.__getitem__), [])
-        if cells or not head.template or fam[1] != head.names:
-            prefix = _prefix(spec.name, fam[1], fam[2], cells or (device, port or "", *head.rest))
+            order = sorted(range(len(head.names)), key=head.names.__getitem__)
+            fam = fams[spec.name] = (spec, head.names, order, [])
+        if head in templates:
+            template = templates[head]
         else:
+            template = templates[head] = _template(head)
+        if template is None or fam[1] != head.names:
+            prefix = _prefix(spec.name, fam[1], fam[2], head.cells(s))
+        else:
+            device, port = s[0], s[1] or ""
             dev = escaped.get(device)
             if dev is None:
                 dev = escaped[device] = _escape(device)
-            p = port or ""
-            prt = escaped.get(p)
+            prt = escaped.get(port)
             if prt is None:
-                prt = escaped[p] = _escape(p)
-            prefix = head.pre + dev + head.mid + prt + head.post
+                prt = escaped[port] = _escape(port)
+            prefix = template[0] + dev + template[1] + prt + template[2]
         if prefix in seen:  # the same series twice (two sources): one sample per series
             continue
         seen.add(prefix)

@@ -292,48 +292,80 @@ def kept_priorities(fabric: Fabric | None) -> dict[str, frozenset[str]]:
     return out
 
 
+@dataclass(eq=False, slots=True)
+class SeriesHead:
+    """What the exported series of one (metric, kind, label set) share: the family, the label names (device,
+    port, the metric's other labels sorted, ``state`` for a state), the label values after device and port,
+    and the priority. Label sets repeat on every port: a round builds a few hundred of these."""
+
+    spec: Exported
+    names: tuple[str, ...]
+    rest: tuple[str, ...]
+    prio: str | None
+
+    def value(self, s: Sample, keep: dict[str, frozenset[str]] | None) -> float | None:
+        """The exported value of ``s`` (1.0 for a state), or None: a priority ``keep`` drops, not a number."""
+        prio = self.prio
+        if keep is not None and prio is not None and s.device in keep and prio not in keep[s.device]:
+            return None
+        if s.kind == "state":
+            return 1.0
+        if not isinstance(s.value, int | float) or isinstance(s.value, bool):
+            return None
+        return float(s.value) * self.spec.scale
+
+    def cells(self, s: Sample) -> list[str]:
+        """The label values of ``s``'s series, in ``names`` order."""
+        if s.kind == "state":
+            return [s.device, s.port or "", *self.rest[:-1], str(s.value)]
+        return [s.device, s.port or "", *self.rest]
+
+
+class SeriesLayout:
+    """The exported per-port series of one snapshot: which samples are exported (no ``info``, gauges that
+    are numbers), each metric's label names (the union over its label sets, first-seen order) and the
+    :class:`SeriesHead` of each (metric, kind, label set)."""
+
+    def __init__(self, snapshot: Iterable[Sample]) -> None:
+        self.samples = [s for s in snapshot
+                        if s.kind != "info" and (s.kind != "gauge" or isinstance(s.value, int))]
+        self._label_names: dict[str, list[str]] = {}
+        for metric, lbls in dict.fromkeys([(s[2], s[3]) for s in self.samples]):  # first-seen order
+            names = self._label_names.setdefault(metric, [])
+            for k, _ in lbls:
+                lk = "priority" if k in PRIORITY_LABELS else snake(k)
+                if lk not in names:
+                    names.append(lk)
+        self._heads: dict[tuple[str, str, tuple[tuple[str, str], ...]], SeriesHead] = {}
+
+    def head(self, metric: str, kind: str, lbls: tuple[tuple[str, str], ...]) -> SeriesHead:
+        got = self._heads.get((metric, kind, lbls))
+        if got is None:
+            named = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in lbls}
+            names = ("device", "port", *sorted(self._label_names[metric]),
+                     *(("state",) if kind == "state" else ()))
+            rest = tuple(named.get(n, "") for n in names[2:])
+            got = self._heads[(metric, kind, lbls)] = SeriesHead(exported(metric, kind), names, rest,
+                                                                 named.get("priority"))
+        return got
+
+
 def sample_families(snapshot: Iterable[Sample],
                     keep: dict[str, frozenset[str]] | None = None) -> list[Family]:
     """Per-port series of one snapshot: raw counters, gauges, one-hot states. ``keep``: per device the
     priorities exported (others dropped); ``None`` exports every priority (``--all-priorities``)."""
     by_name: dict[str, Family] = {}
-    label_names: dict[str, list[str]] = {}
-    samples = [s for s in snapshot if s.kind != "info" and (s.kind != "gauge" or isinstance(s.value, int))]
-    for metric, lbls in dict.fromkeys((s.metric, s.labels) for s in samples):  # first-seen order
-        names = label_names.setdefault(metric, [])
-        for k, _ in lbls:
-            lk = "priority" if k in PRIORITY_LABELS else snake(k)
-            if lk not in names:
-                names.append(lk)
     seen: set[tuple[str, tuple[str, ...]]] = set()
-    # per (metric, kind, labels): the family, its label names, the label values after device and port,
-    # and the priority; label sets repeat on every port, so this is built a few hundred times per call
-    heads: dict[tuple[str, str, tuple[tuple[str, str], ...]],
-                tuple[Exported, list[str], list[str], str | None]] = {}
-    for s in samples:
-        hk = (s.metric, s.kind, s.labels)
-        head = heads.get(hk)
-        if head is None:
-            lbl = {("priority" if k in PRIORITY_LABELS else snake(k)): v for k, v in s.labels}
-            names = ["device", "port", *sorted(label_names[s.metric])]
-            if s.kind == "state":
-                names.append("state")
-            head = heads[hk] = (exported(s.metric, s.kind), names, [lbl.get(n, "") for n in names[2:]],
-                                lbl.get("priority"))
-        spec, names, rest, prio = head
-        if keep is not None and prio is not None and s.device in keep and prio not in keep[s.device]:
+    layout = SeriesLayout(snapshot)
+    for s in layout.samples:
+        head = layout.head(s.metric, s.kind, s.labels)
+        value = head.value(s, keep)
+        if value is None:
             continue
-        if s.kind == "state":
-            row = [s.device, s.port or "", *rest[:-1], str(s.value)]
-            value = 1.0
-        else:
-            if not isinstance(s.value, int | float) or isinstance(s.value, bool):
-                continue
-            value = float(s.value) * spec.scale
-            row = [s.device, s.port or "", *rest]
+        spec, row = head.spec, head.cells(s)
         fam = by_name.get(spec.name)
         if fam is None:
-            fam = by_name[spec.name] = Family(spec.name, spec.doc, spec.kind, names)
+            fam = by_name[spec.name] = Family(spec.name, spec.doc, spec.kind, list(head.names))
         key = (spec.name, tuple(row))
         if key in seen:  # the same series from two sources (e.g. two SM hosts): one sample per series
             continue
