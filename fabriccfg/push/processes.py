@@ -40,7 +40,16 @@ from fabriccfg.push.device import DeviceJob, Progress, PushOptions, Watch, push_
 from fabriccfg.push.journal import Journal, read_run
 from fabriccfg.push.recover import recover_device
 from fabriccfg.push.report import DeviceResult
-from fabriccfg.push.runner import Display, Runner, RunnerOptions, RunOutcome, judge_batch, plan_batches
+from fabriccfg.push.runner import (
+    Display,
+    Runner,
+    RunnerOptions,
+    RunOutcome,
+    batch_message,
+    judge_batch,
+    plan_batches,
+    run_outcome,
+)
 
 POLL = 0.1
 """Seconds the parent's loop waits for worker messages before it looks at signals again."""
@@ -241,9 +250,8 @@ class ProcessRunner:
                 self._signals()
                 if self.stopped:
                     break
-                if len(batches) > 1:
-                    label = "canary" if bi == 0 and self.runner.canary else f"batch {bi + 1}/{len(batches)}"
-                    self.display.message(f"{label}: {len(names)} device(s)")
+                if (line := batch_message(bi, len(batches), self.runner.canary, len(names))) is not None:
+                    self.display.message(line)
                 self._run_batch(names)
                 if self.stopped:
                     break
@@ -254,9 +262,7 @@ class ProcessRunner:
         finally:
             self._close()
             self.display.stop()
-        ordered = [self.results[j.name] for j in self.jobs if j.name in self.results]
-        ended = "SIGTERM" if self._terminated else "interrupted" if self.interrupted else "completed"
-        return RunOutcome(ordered, self.stopped, self.interrupted, ended)
+        return run_outcome(self.jobs, self.results, self.stopped, self.interrupted, self._terminated)
 
     def _spawn(self, count: int) -> None:
         started = []

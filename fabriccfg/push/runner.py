@@ -77,6 +77,22 @@ class RunOutcome:
     """``completed``, ``interrupted`` (Ctrl-C) or ``SIGTERM``."""
 
 
+def batch_message(bi: int, total: int, canary: int | None, size: int) -> str | None:
+    """The operator's line before batch ``bi`` of ``total`` (none for a run in one batch)."""
+    if total <= 1:
+        return None
+    label = "canary" if bi == 0 and canary else f"batch {bi + 1}/{total}"
+    return f"{label}: {size} device(s)"
+
+
+def run_outcome(jobs: Sequence[DeviceJob], results: dict[str, DeviceResult], stopped: str,
+                interrupted: bool, terminated: bool) -> RunOutcome:
+    """The run's results in inventory order and how it ended (both push paths)."""
+    ordered = [results[j.name] for j in jobs if j.name in results]
+    ended = "SIGTERM" if terminated else "interrupted" if interrupted else "completed"
+    return RunOutcome(ordered, stopped, interrupted, ended)
+
+
 def plan_batches(names: Sequence[str], batch: int | None, canary: int | None) -> list[list[str]]:
     """Canary first (when asked), then batches of ``batch`` (or everything left in one batch)."""
     names = list(names)
@@ -185,9 +201,8 @@ class Runner:
                         self._interrupt()
                     if self.stopped:
                         break
-                    if len(batches) > 1:
-                        label = "canary" if bi == 0 and self.opts.canary else f"batch {bi + 1}/{len(batches)}"
-                        self.display.message(f"{label}: {len(names)} device(s)")
+                    if (line := batch_message(bi, len(batches), self.opts.canary, len(names))) is not None:
+                        self.display.message(line)
                     self._run_batch([by_name[n] for n in names], index)
                     if self.stopped:
                         break
@@ -200,9 +215,7 @@ class Runner:
                     self._finish_now(job, "skipped", f"not started: {self.stopped or 'run stopped'}")
         finally:
             self.display.stop()
-        ordered = [self.results[j.name] for j in self.jobs if j.name in self.results]
-        ended = "SIGTERM" if self._terminated else "interrupted" if self.interrupted else "completed"
-        return RunOutcome(ordered, self.stopped, self.interrupted, ended)
+        return run_outcome(self.jobs, self.results, self.stopped, self.interrupted, self._terminated)
 
     # ------------------------------------------------------------------ internals
     def _judge_batch(self, bi: int, total: int, names: list[str]) -> None:
