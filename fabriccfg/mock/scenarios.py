@@ -50,11 +50,12 @@ Faults (``--fault DEVICE:KIND``) are not scenarios; the only one the SNMP agent 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fabriccfg.inventory.models import Fabric
+    from fabriccfg.inventory.models import Device, Fabric
 
 NAMES: tuple[str, ...] = (
     "healthy",
@@ -203,6 +204,15 @@ def parse_all(specs: list[str], fabric: Fabric | None = None) -> list[Scenario]:
     return [s for s in out if s.name != "healthy"]
 
 
+def _roce_switch(sc: Scenario, devices: Mapping[str, Device], fabric: Fabric, what: str) -> None:
+    """``sc`` names a switch of a RoCE fabric (``what`` is the RoCE feature the scenario acts on)."""
+    dev = devices.get(sc.device or "")
+    if dev is None or dev.kind != "switch":
+        raise ScenarioError(f"scenario {sc}: {sc.device!r} is not a switch of the inventory")
+    if fabric.fabric.technology != "roce":
+        raise ScenarioError(f"scenario {sc}: {what} need a RoCE fabric")
+
+
 def check(sc: Scenario, fabric: Fabric) -> None:
     """Raise :class:`ScenarioError` when ``sc`` names something the inventory does not have."""
     devices = fabric.devices
@@ -222,17 +232,9 @@ def check(sc: Scenario, fabric: Fabric) -> None:
         if sc.name == "pause-storm" and fabric.fabric.technology != "roce":
             raise ScenarioError(f"scenario {sc}: PFC pause storms need a RoCE fabric")
     elif sc.name == "ecn-misconfig":
-        from_dev = devices.get(sc.device or "")
-        if from_dev is None or from_dev.kind != "switch":
-            raise ScenarioError(f"scenario {sc}: {sc.device!r} is not a switch of the inventory")
-        if fabric.fabric.technology != "roce":
-            raise ScenarioError(f"scenario {sc}: ECN thresholds need a RoCE fabric")
+        _roce_switch(sc, devices, fabric, "ECN thresholds")
     elif sc.name == "microburst":
-        dev = devices.get(sc.device or "")
-        if dev is None or dev.kind != "switch":
-            raise ScenarioError(f"scenario {sc}: {sc.device!r} is not a switch of the inventory")
-        if fabric.fabric.technology != "roce":
-            raise ScenarioError(f"scenario {sc}: buffer watermarks need a RoCE fabric")
+        _roce_switch(sc, devices, fabric, "buffer watermarks")
         if (sc.device, sc.port) not in fabric.neighbours:
             raise ScenarioError(f"scenario {sc}: {sc.device}:{sc.port} is not a cabled port of the inventory")
     elif sc.name == "reboot":
