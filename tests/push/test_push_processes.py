@@ -9,6 +9,7 @@ compared with the backup file in the run folder and with the rendered intent, ne
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -62,15 +63,24 @@ def where(mock: MockFabric, run_dir: Path, name: str) -> str:
     return "MIX"
 
 
-def push_cli(mock: MockFabric, runs: Path) -> subprocess.Popen[bytes]:
+@contextlib.contextmanager
+def push_cli(mock: MockFabric, runs: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``fabriccfg push --processes 2`` as a child process; killed on the way out if it still runs."""
     runs.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-m", "fabriccfg.cli", "push", str(INVENTORY), "--endpoints",
             str(mock.endpoints_file), "--yes", "--format", "json", "--run-dir", str(runs), "--processes", "2",
             "--workers", "4", "--timeout", "60", "--confirm-timeout", "120"]
     for name in NAMES:
         args += ["-d", name]
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(runs / "push.stderr", "wb"),
-                            env={**os.environ, "COLUMNS": "150"})
+    with open(runs / "push.stderr", "wb") as err:
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, "COLUMNS": "150"})
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
 
 
 def journal(runs: Path) -> tuple[Path | None, list[dict[str, Any]]]:
@@ -173,14 +183,9 @@ def test_a_check_that_cannot_go_to_a_worker_keeps_the_push_in_one_process(mock: 
 def test_a_worker_killed_mid_change_leaves_its_devices_at_backup_or_intent(mock: MockFabric,
                                                                           tmp_path: Path) -> None:
     runs = tmp_path / "runs"
-    proc = push_cli(mock, runs)
-    try:
+    with push_cli(mock, runs) as proc:
         run_dir, killed, workers = kill_mid_change(mock, proc, runs, "worker")
         code = proc.wait(120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
     assert killed in workers and killed != proc.pid
     assert code in (0, 1), (runs / "push.stderr").read_text()[-2000:]
     report = json.loads((run_dir / "report.json").read_text())  # the parent lived: it wrote the report
@@ -205,14 +210,9 @@ def test_a_worker_killed_mid_change_leaves_its_devices_at_backup_or_intent(mock:
 def test_the_parent_killed_mid_change_makes_its_workers_roll_back_and_exit(mock: MockFabric,
                                                                            tmp_path: Path) -> None:
     runs = tmp_path / "runs"
-    proc = push_cli(mock, runs)
-    try:
+    with push_cli(mock, runs) as proc:
         run_dir, killed, workers = kill_mid_change(mock, proc, runs, "parent")
         assert proc.wait(30) == -signal.SIGKILL and killed == proc.pid
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and any(_alive(p) for p in workers):
         time.sleep(0.05)  # poll for the workers' exit, not a synchronisation
