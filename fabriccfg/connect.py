@@ -125,6 +125,7 @@ _CLASS_LOCK = threading.Lock()
 
 
 _IMPORT_LOCK = threading.Lock()
+_NETMIKO_LOADED = threading.Event()
 
 
 def load_netmiko() -> None:
@@ -137,9 +138,6 @@ def load_netmiko() -> None:
         import netmiko.ssh_dispatcher  # noqa: F401  (the whole package, drivers included)
 
         _NETMIKO_LOADED.set()
-
-
-_NETMIKO_LOADED = threading.Event()
 
 
 def _fast_class(device_type: str, prompt: str | None = None) -> Any:

@@ -24,6 +24,7 @@ from fabriccfg.telemetry.model import (
     Rate,
     SampleKey,
     Snapshot,
+    new_rate,
 )
 
 TIMETICKS_MODULUS = 2**32
@@ -107,14 +108,11 @@ def compute_rates(prev: Snapshot | None, cur: Snapshot) -> dict[SampleKey, Rate]
             # the common case (a wrapping counter that went up), without a call: ~10^6 of them a round
             if type(pv) is int and type(cv) is int and 0 <= pv <= cv and sdt > 0 and not was_restarted \
                     and (bits := WRAP_BITS.get(s.kind)) is not None and cv - pv < 1 << bits:
-                out[key] = _new_rate(Rate, ((cv - pv) / sdt, "ok", cv - pv, sdt))
+                out[key] = new_rate(((cv - pv) / sdt, "ok", cv - pv, sdt))
             else:
                 out[key] = counter_rate(pv, cv, s.kind, sdt, restarted=was_restarted)
     return out
 
-
-_new_rate = tuple.__new__
-"""Builds a :class:`Rate` from a full tuple in C (its generated ``__new__`` is a Python call)."""
 
 
 def _metric_dts(prev: Snapshot | None, cur: Snapshot) -> dict[str, dict[str, float]]:

@@ -216,11 +216,14 @@ class Rate(NamedTuple):
         return self.value_per_s is not None
 
 
+new_rate = functools.partial(tuple.__new__, Rate)
+"""``new_rate((value_per_s, status, delta, interval_s))``: a :class:`Rate` built in C (see ``new_sample``)."""
+
+
 def _snapshot_from_columns(state: tuple[Any, ...]) -> Snapshot:
     """The inverse of :meth:`Snapshot.__reduce__`."""
     ts, cols, uptime, errors, device_ts, metric_ts = state
-    make = tuple.__new__
-    samples = {dev: [make(Sample, row) for row in zip(*c, strict=True)] for dev, c in cols.items()}
+    samples = {dev: list(map(new_sample, zip(*c, strict=True))) for dev, c in cols.items()}
     return Snapshot(ts, samples, uptime, errors, device_ts, metric_ts)
 
 
