@@ -126,6 +126,30 @@ def test_compute_rates_never_raises_and_never_negative(values: list[int]) -> Non
             assert rate.delta is None or rate.delta >= 0
 
 
+_ODD = st.sampled_from([0, 5, 2**32 - 1, 2**32 + 5, 2**64 - 1, -1, True, "x", 10**30])
+
+
+@settings(max_examples=200)
+@given(pairs=st.lists(st.tuples(st.sampled_from(["counter32", "counter64", "sat32", "sat4", "gauge"]),
+                                st.one_of(st.integers(0, 2**64 - 1), _ODD),
+                                st.one_of(st.integers(0, 2**64 - 1), _ODD)),
+                      min_size=1, max_size=8),
+       dt=st.sampled_from([-1.0, 0.0, 0.5, 30.0]), up=st.sampled_from([(1000, 4000), (5000, 100)]))
+def test_compute_rates_gives_counter_rate_for_every_counter(pairs: list[tuple[str, object, object]],
+                                                           dt: float, up: tuple[int, int]) -> None:
+    """``compute_rates`` builds the common case (a wrapping counter that went up) inline; every counter's
+    rate must still be what :func:`counter_rate` says for its two values."""
+    prev, cur = Snapshot(ts=100.0, uptime={"d": up[0]}), Snapshot(ts=100.0 + dt, uptime={"d": up[1]})
+    for i, (kind, a, b) in enumerate(pairs):
+        prev.add(Sample("d", f"p{i}", "m", (), a, kind))  # type: ignore[arg-type]
+        cur.add(Sample("d", f"p{i}", "m", (), b, kind))  # type: ignore[arg-type]
+    rates = compute_rates(prev, cur)
+    reboot = restarted(up[0], up[1], dt)
+    for i, (kind, a, b) in enumerate(pairs):
+        if kind != "gauge":
+            assert rates[("d", f"p{i}", "m", ())] == counter_rate(a, b, kind, dt, restarted=reboot)  # type: ignore[arg-type]
+
+
 def test_a_metric_read_by_another_source_is_divided_by_its_own_interval() -> None:
     """SNMP answered at 100.0 and 100.2, the CLI command at 100.9 and 101.1 (a loaded collector):
     the CLI counter moved 2,000 in 0.2 s of its own reads, not in the SNMP reads' 0.2 s plus skew."""
