@@ -94,3 +94,18 @@ def test_the_chunk_clean_up_gives_what_netmiko_gives() -> None:
             assert ours.normalize_linefeeds(chunk) == base.normalize_linefeeds(ours, chunk), repr(chunk)
             stripped = base.strip_ansi_escape_codes(ours, chunk)
             assert ours.strip_ansi_escape_codes(chunk) == stripped, repr(chunk)
+
+
+def test_the_prompt_test_on_the_last_line_agrees_with_the_prompt_regex() -> None:
+    """``fast_command`` decides a reply is complete by looking at its last line only; the prompt regex it
+    replaced (still used to cut the prompt off) searched every line. Both on random texts of the characters
+    that matter, including every whitespace that ``\\s`` and ``str.rstrip`` know."""
+    rng = random.Random(12)
+    pieces = ["leaf1", "leaf", "1", "@", "cumulus@leaf1:mgmt:~", " ", "\n", "\r", "\t", "\x0b", "\x85",
+              "\u2028", "#", ">", "$", "x", "-"]
+    for base in ("cumulus@leaf1", "leaf1", ""):
+        conn = type("Conn", (), {"base_prompt": f" {base} "})()
+        rx = adapter._prompt_rx(conn)
+        for _ in range(20000):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+            assert adapter.ends_at_prompt(text, base) == bool(rx.search(text)), (base, text)

@@ -81,6 +81,7 @@ def test_text_module_is_floor_zero() -> None:
 _SPLIT_ALLOWED = {
     ("connect.py", "find"): "terminal stream: finds the end of a device echo; lines sent are one-line",
     ("connect.py", "rsplit"): "terminal stream: drops the prompt line from one command's output",
+    ("connect.py", "rfind"): "terminal stream: the prompt is the last line of what the device sent",
     ("mock/shell.py", "count"): "the mock's `wc -l`, which counts newline characters as POSIX says",
     ("render/engine.py", "count"): "line number in an error message for a file whose only breaks are \\n",
 }
