@@ -75,7 +75,18 @@ def labels(**kv: object) -> LabelSet:
     return made
 
 
+def label(name: str, value: object) -> LabelSet:
+    """``labels(name=value)`` for the one-label sets parsers build per sample, without the keyword call."""
+    made = _ONE_LABEL.get((name, value))
+    if made is None:
+        made = labels(**{name: value})
+        if len(_ONE_LABEL) < _LABELSETS_MAX:
+            _ONE_LABEL[(name, value)] = made
+    return made
+
+
 _LABELSETS: dict[LabelSet, LabelSet] = {}
+_ONE_LABEL: dict[tuple[str, object], LabelSet] = {}
 _LABELSETS_MAX = 100_000
 """Bound on the shared label sets (label values come from devices: a hostile one cannot grow it)."""
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fabriccfg.inventory.models import Fabric
-from fabriccfg.telemetry.model import Rate, Sample, Snapshot, labels
+from fabriccfg.telemetry.model import Rate, Sample, Snapshot, label
 from fabriccfg.verify.engine import Check, Context, Finding, Point
 from fabriccfg.verify.output import exported
 from fabriccfg.verify.storm import pfc_storm_origin
@@ -99,7 +99,7 @@ def points_from_series(series: dict[str, list[dict[str, Any]]], step: float,
             factor = (factors or {}).get(metric, 1.0)
             if not isinstance(device, str) or not device:
                 continue
-            lset = labels(prio=prio) if prio is not None else ()
+            lset = label("prio", prio) if prio is not None else ()
             for pair in row.get("values") or []:
                 try:
                     ts, value = float(pair[0]), float(pair[1]) * factor

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from fabriccfg.telemetry.model import Sample, labels
+from fabriccfg.telemetry.model import Sample, label
 from fabriccfg.telemetry.parsers._table import data_lines, num
 from fabriccfg.text import split_lines
 
@@ -132,15 +132,15 @@ def _roce_samples(device: str, port: str | None, values: dict[str, int], roce_tc
         mapped = ROCE_MAP.get(key)
         if mapped is None or (mapped[1] == "prio" and not with_pfc):
             continue
-        metric, label = mapped
-        out.append(Sample(device, port, metric, labels(**{label: roce_tc}), value, "counter64"))
+        metric, name = mapped
+        out.append(Sample(device, port, metric, label(name, roce_tc), value, "counter64"))
     return out
 
 
 def watchdog_samples(device: str, port: str | None, text: str) -> list[Sample]:
     out = []
     for tc, d in parse_watchdog(text).items():
-        lbl = labels(prio=tc)
+        lbl = label("prio", tc)
         out.append(Sample(device, port, "pfcwd_storm_detected", lbl, int(d["deadlock_count"]), "counter64"))
         status = "stormed" if d["status"] in ("deadlock", "stormed") else str(d["status"])
         out.append(Sample(device, port, "pfcwd_status", lbl, status, "state"))
@@ -247,15 +247,16 @@ def buffer_samples(device: str, port: str | None, text: str) -> list[Sample]:
     parsed = parse_qos_buffer(text)
     for tc, d in parsed.get("egress_tc", {}).items():
         if int(tc) < 8 and "max_usage" in d:
-            out.append(Sample(device, port, "queue_watermark_bytes", labels(tc=tc), d["max_usage"], "gauge"))
+            out.append(Sample(device, port, "queue_watermark_bytes", label("tc", tc), d["max_usage"],
+                              "gauge"))
     for pg, d in parsed.get("ingress_pg", {}).items():
         if int(pg) >= 8:
             continue
         if "max_usage" in d:
-            out.append(Sample(device, port, "pg_shared_watermark_bytes", labels(prio=pg), d["max_usage"],
+            out.append(Sample(device, port, "pg_shared_watermark_bytes", label("prio", pg), d["max_usage"],
                               "gauge"))
         if "headroom_max_usage" in d:
-            out.append(Sample(device, port, "pg_headroom_watermark_bytes", labels(prio=pg),
+            out.append(Sample(device, port, "pg_headroom_watermark_bytes", label("prio", pg),
                               d["headroom_max_usage"], "gauge"))
     return out
 

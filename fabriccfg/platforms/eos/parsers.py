@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from fabriccfg.telemetry.model import Sample, labels
+from fabriccfg.telemetry.model import Sample, label
 
 
 def _reply(text: str) -> Any:
@@ -141,12 +141,12 @@ def lanz_samples(device: str, text: str) -> list[Sample]:
     """``queue_watermark_bytes{tc}`` (gauge): LANZ reports egress queues only, so no priority-group
     watermarks on EOS; a queue without a LANZ record in the window has no sample (below the LANZ
     threshold, not zero)."""
-    return [Sample(device, port, "queue_watermark_bytes", labels(tc=tc), v, "gauge")
+    return [Sample(device, port, "queue_watermark_bytes", label("tc", tc), v, "gauge")
             for port, tcs in parse_lanz(text).items() for tc, v in tcs.items()]
 
 
 def ecn_samples(device: str, text: str) -> list[Sample]:
-    return [Sample(device, port, "ecn_marked", labels(tc=tc), v, "counter64")
+    return [Sample(device, port, "ecn_marked", label("tc", tc), v, "counter64")
             for port, tcs in parse_ecn(text).items() for tc, v in tcs.items()]
 
 
@@ -165,7 +165,7 @@ def watchdog_samples(device: str, text: str) -> list[Sample]:
     out = []
     for port, prios in parse_watchdog(text).items():
         for prio, d in prios.items():
-            lbl = labels(prio=prio)
+            lbl = label("prio", prio)
             out.append(Sample(device, port, "pfcwd_storm_detected", lbl, d["stuck"], "counter64"))
             out.append(Sample(device, port, "pfcwd_storm_restored", lbl, d["recovered"], "counter64"))
             state = "stormed" if d["stuck"] > d["recovered"] else "operational"

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from fabriccfg.telemetry.model import LabelSet, Sample, labels
+from fabriccfg.telemetry.model import LabelSet, Sample, label
 from fabriccfg.telemetry.parsers._table import num
 
 _GROUP = re.compile(r"QOS GROUP (\d+)")
@@ -136,12 +136,12 @@ def queuing_samples(device: str, text: str) -> list[Sample]:
     tc_labels: dict[str, LabelSet] = {}
     for port, data in parse_queuing(text).items():
         for group, rows in data["queues"].items():
-            lbl = tc_labels.get(group) or tc_labels.setdefault(group, labels(tc=group))
+            lbl = tc_labels.get(group) or tc_labels.setdefault(group, label("tc", group))
             for name, metric in QUEUE_ROWS.items():
                 if name in rows:
                     out.append(Sample(device, port, metric, lbl, rows[name], "counter64"))
         for cos, d in data["pfc"].items():
-            lbl = labels(prio=cos)
+            lbl = label("prio", cos)
             out.append(Sample(device, port, "pfc_rx_pause", lbl, d["rx"], "counter64"))
             out.append(Sample(device, port, "pfc_tx_pause", lbl, d["tx"], "counter64"))
     return out
@@ -151,7 +151,7 @@ def pfc_queue_samples(device: str, text: str) -> list[Sample]:
     out = []
     for port, groups in parse_pfc_queue(text).items():
         for cos, d in groups.items():
-            lbl = labels(prio=cos)
+            lbl = label("prio", cos)
             for key, metric in (("Shutdown", "pfcwd_storm_detected"), ("Restored", "pfcwd_storm_restored"),
                                 ("Total pkts dropped", "pfcwd_tx_drop")):
                 if isinstance(d.get(key), int):

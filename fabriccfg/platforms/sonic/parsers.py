@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from fabriccfg.telemetry.model import Sample, labels
+from fabriccfg.telemetry.model import Sample, label
 from fabriccfg.telemetry.parsers._table import data_lines, num
 
 _QUEUE = re.compile(r"^(?P<port>\S+):(?P<q>\d+)$")
@@ -92,7 +92,7 @@ def pfcwd_samples(device: str, text: str) -> list[Sample]:
     out = []
     for port, qs in parse_pfcwd(text).items():
         for q, d in qs.items():
-            lbl = labels(prio=q)
+            lbl = label("prio", q)
             out.append(Sample(device, port, "pfcwd_storm_detected", lbl, int(d["detected"]), "counter64"))
             out.append(Sample(device, port, "pfcwd_storm_restored", lbl, int(d["restored"]), "counter64"))
             out.append(Sample(device, port, "pfcwd_tx_drop", lbl, int(d["tx_drop"]), "counter64"))
@@ -105,14 +105,14 @@ def queue_samples(device: str, text: str) -> list[Sample]:
     names = {"pkts": "tc_tx_pkts", "bytes": "tc_tx_bytes", "drop_pkts": "tc_tx_discard"}
     for port, qs in parse_queue_counters(text).items():
         for q, d in qs.items():
-            out.extend(Sample(device, port, metric, labels(tc=q), d[key], "counter64")
+            out.extend(Sample(device, port, metric, label("tc", q), d[key], "counter64")
                        for key, metric in names.items() if key in d)
     return out
 
 
 def ecn_samples(device: str, text: str) -> list[Sample]:
     """ECN marks from ``show queue wredcounters`` (WRED drops come from SNMP on SONiC)."""
-    return [Sample(device, port, "ecn_marked", labels(tc=q), d["ecn_marked_pkts"], "counter64")
+    return [Sample(device, port, "ecn_marked", label("tc", q), d["ecn_marked_pkts"], "counter64")
             for port, qs in parse_wred(text).items() for q, d in qs.items() if "ecn_marked_pkts" in d]
 
 
@@ -143,8 +143,8 @@ def parse_watermark(text: str) -> dict[str, dict[str, dict[str, int]]]:
     return out
 
 
-def _wm_samples(device: str, text: str, kind: str, metric: str, label: str) -> list[Sample]:
-    return [Sample(device, port, metric, labels(**{label: i}), v, "gauge")
+def _wm_samples(device: str, text: str, kind: str, metric: str, name: str) -> list[Sample]:
+    return [Sample(device, port, metric, label(name, i), v, "gauge")
             for port, vals in parse_watermark(text).get(kind, {}).items() for i, v in vals.items()]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from fabriccfg.telemetry.model import Sample, labels
+from fabriccfg.telemetry.model import Sample, label
 
 _LINE = re.compile(r"^\s*(?P<name>[A-Za-z0-9_.\-\[\]]+):\s*(?P<value>-?\d+)\s*$")
 _PRIO = re.compile(r"^(?P<dir>rx|tx)_prio(?P<p>[0-7])_pause(?P<dur>_duration)?$")
@@ -49,7 +49,7 @@ def samples(device: str, text: str, port: str | None = None) -> list[Sample]:
         m = _PRIO.match(name)
         if m:
             metric = f"pfc_{m.group('dir')}_pause" + ("_duration" if m.group("dur") else "")
-            out.append(Sample(device, port, metric, labels(prio=m.group("p")), value, "counter64"))
+            out.append(Sample(device, port, metric, label("prio", m.group("p")), value, "counter64"))
             continue
         direct = DIRECT.get(name)
         if direct is not None:

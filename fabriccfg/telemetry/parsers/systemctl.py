@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabriccfg.telemetry.model import Sample, labels
+from fabriccfg.telemetry.model import Sample, label
 
 _STATES = frozenset({"active", "inactive", "failed", "activating", "deactivating", "reloading", "unknown"})
 
@@ -15,5 +15,5 @@ def samples(device: str, text: str, units: tuple[str, ...]) -> list[Sample]:
     states = parse(text)
     if len(states) != len(units):
         return []
-    return [Sample(device, None, "service_state", labels(service=u), st, "state")
+    return [Sample(device, None, "service_state", label("service", u), st, "state")
             for u, st in zip(units, states, strict=True)]
