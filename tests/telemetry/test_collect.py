@@ -12,8 +12,9 @@ import pytest
 from fabriccfg.connect import ConnectError
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint, SnmpAccess
-from fabriccfg.telemetry.collect import Collector, collect, plan
+from fabriccfg.telemetry.collect import Collector, _merge, collect, plan
 from fabriccfg.telemetry.counters import compute_rates
+from fabriccfg.telemetry.model import Sample, Snapshot, label
 from fabriccfg.telemetry.shard import shard_of
 
 FIX = Path(__file__).parent / "fixtures"
@@ -229,3 +230,27 @@ def test_kept_sessions_are_reused_and_dropped_when_they_break(ib_fabric: Fabric)
     assert first.errors == second.errors == third.errors  # the broken session left no error behind
     assert not any("Socket" in m for msgs in third.errors.values() for m in msgs)
     assert sorted(closed) == sorted(["gpu01", *eps])  # Collector.close() closes the kept sessions
+
+
+def test_a_device_keeps_one_sample_per_key_the_first_source_winning() -> None:
+    """The merge of a device's own CLI samples: a key SNMP already gave is not added again, and of two
+    commands giving one key the first wins; order is kept. Expected lists written out by hand."""
+
+    def s(port: str, metric: str, value: int, prio: int | None = None) -> Sample:
+        lbl = label("prio", prio) if prio is not None else ()
+        return Sample("leaf1", port, metric, lbl, value, "counter64")
+
+    snap = Snapshot(ts=0.0)
+    _merge(snap, "leaf1", [s("swp1", "a", 1), s("swp2", "a", 2), s("swp1", "b", 3, prio=3)])
+    assert snap.samples["leaf1"] == [s("swp1", "a", 1), s("swp2", "a", 2), s("swp1", "b", 3, prio=3)]
+
+    snap = Snapshot(ts=0.0)
+    _merge(snap, "leaf1", [s("swp1", "a", 1), s("swp1", "b", 3, prio=3), s("swp1", "a", 9),
+                           s("swp1", "b", 9, prio=4)])
+    assert snap.samples["leaf1"] == [s("swp1", "a", 1), s("swp1", "b", 3, prio=3), s("swp1", "b", 9, prio=4)]
+
+    snap = Snapshot(ts=0.0)
+    snap.add(s("swp1", "a", 100))  # from SNMP
+    _merge(snap, "leaf1", [s("swp1", "a", 1), s("swp2", "a", 2)])
+    _merge(snap, "leaf1", [s("swp2", "a", 7), s("swp3", "a", 3)])  # a second command of the same device
+    assert snap.samples["leaf1"] == [s("swp1", "a", 100), s("swp2", "a", 2), s("swp3", "a", 3)]
