@@ -221,14 +221,17 @@ def load_checks(dirs: Sequence[Path] = (), *, shipped: bool = True) -> list[Chec
 class _ScopeSource(ex.MetricSource):
     """Metric functions bound to one (device, port, priority) at one point."""
 
+    __slots__ = ("_prio", "device", "point", "port", "priority", "saturated", "unbased")
+
     def __init__(self, point: Point, device: str, port: str | None, priority: int | None) -> None:
         self.point = point
         self.device = device
         self.port = port
         self.priority = priority
         self._prio = str(priority) if priority is not None else None
-        self.saturated: set[str] = set()
-        self.unbased: set[str] = set()
+        self.saturated: set[str] | None = None
+        """Counters read here that are saturated (no rate); None until one is (most scopes have none)."""
+        self.unbased: set[str] | None = None
         """Counters read here that have no previous sample (no baseline for a rate yet)."""
 
     def _matching(self, name: str, overrides: Mapping[str, str]) -> list[Sample]:
@@ -244,7 +247,7 @@ class _ScopeSource(ex.MetricSource):
             for k, v in s.labels:
                 if k in overrides:
                     ok = overrides[k] == v
-                elif prio is not None and k in {"prio", "tc"}:
+                elif prio is not None and k in _PRIO_LABELS:
                     ok = v == prio
                 if not ok:
                     break
@@ -262,13 +265,18 @@ class _ScopeSource(ex.MetricSource):
             vals = [r.value for r in rows]
             return sum(v for v in vals if isinstance(v, int)) if all(isinstance(v, int) for v in vals) \
                 else vals[0]
+        rates = self.point.rates
         total: float = 0
         for s in rows:
-            r = self.point.rates.get(s.key)
+            r = rates.get(s[:4])  # s[:4] == s.key, sliced in C
             if r is None or r.value_per_s is None:
                 if r is not None and r.status == "saturated":
+                    if self.saturated is None:
+                        self.saturated = set()
                     self.saturated.add(name)
                 if r is not None and r.status == "first":
+                    if self.unbased is None:
+                        self.unbased = set()
                     self.unbased.add(name)
                 return None
             if func == "delta":
@@ -276,6 +284,10 @@ class _ScopeSource(ex.MetricSource):
             else:
                 total += r.value_per_s
         return total
+
+
+_PRIO_LABELS = frozenset({"prio", "tc"})
+"""Labels a check's ``priority`` scope selects on (a per-priority counter carries one of them)."""
 
 
 def _device_ok(check: Check, ctx: Context, device: str) -> bool:

@@ -55,6 +55,8 @@ class ExprError(ValueError):
 class MetricSource:
     """What metric functions read; the engine implements it per scope and sample point."""
 
+    __slots__ = ()
+
     def metric(self, func: str, name: str, overrides: Mapping[str, str]) -> Any:  # pragma: no cover
         raise NotImplementedError
 

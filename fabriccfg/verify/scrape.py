@@ -36,7 +36,9 @@ class Exposition:
 
     @classmethod
     def of(cls, body: bytes) -> Exposition:
-        return cls(body, gzip.compress(body, compresslevel=6))
+        """Level 1: on a 560-device round (32 MB, 374,000 series) it took 69 ms for 2.18 MB, level 6 261 ms
+        for 1.90 MB; every round pays it, and the text compresses well at any level."""
+        return cls(body, gzip.compress(body, compresslevel=1))
 
 
 class _Handler(BaseHTTPRequestHandler):
