@@ -4,6 +4,7 @@ same families (the library is the judge), and keeps only the series the last rou
 from __future__ import annotations
 
 import math
+import random
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -100,3 +101,49 @@ def test_series_written_from_samples_are_the_library_s_bytes() -> None:
         assert body == _library(fams)
         assert n == sum(len(f.rows) for f in fams) and n > 8
         assert r.render_round(head, samples, k, tail)[0] == body  # again, from the kept prefixes
+
+
+def test_series_kept_between_rounds_are_the_library_s_bytes_every_round() -> None:
+    """Round after round (the renderer keeps the prefixes of the families around the per-port series), the
+    library judges each round over random changes: values that stay, change, stop being numbers (``"n/a"``,
+    ``True``) or come back; states that flip; duplicate series; a label name that appears in one metric;
+    ``keep`` switched; samples and family rows that come and go."""
+    rng = random.Random(7)
+    keeps: list[dict[str, frozenset[str]] | None] = [{"leaf1": frozenset({"3"})}, None]
+    keep = keeps[0]
+    values: list[object] = [0, 0, 1, 5, 2**64 - 1, 1234567, "n/a", True, False]
+    pool = [
+        *(Sample(f"leaf{d}", f"swp{p}", "if_in_octets", (), 0, "counter64")
+          for d in (1, 2) for p in (1, 2, 3)),
+        *(Sample("leaf1", "swp1", "pfc_rx_pause", labels(prio=i), 0, "counter64") for i in (3, 4)),
+        Sample("leaf1", "swp1", "queue_watermark_bytes", labels(tc=3), 0, "gauge"),
+        Sample("leaf1", "swp1", "oper_status", (), "up", "state"),
+        Sample("leaf2", "swp2", "oper_status", (), "up", "state"),
+        Sample("leaf2", None, "if_in_octets", (), 0, "counter64"),
+        Sample("leaf2", "", "if_in_octets", (), 0, "counter64"),  # the same series as the one above
+    ]
+    extra = Sample("leaf1", "swp1", "ecn_marked", labels(tc=3, queue="uc"), 1, "counter64")
+    plain = Sample("leaf1", "swp2", "ecn_marked", labels(tc=3), 1, "counter64")
+    r = exposition.Renderer()
+    for _ in range(300):
+        rounds = float(rng.randint(0, 9))
+        head = [Family("fabriccfg_watch_rounds_total", "rounds", "counter", [], [([], rounds)])]
+        tail = [Family("fabriccfg_check_state", "state", "gauge", ["check", "state"],
+                       [([c, st], 1.0) for c in ("a", 'b"', "c") if rng.random() < 0.7
+                        for st in [rng.choice(["ok", "warning"])]])]
+        samples = []
+        for i, s in enumerate(pool):
+            if s.kind == "state":
+                value: object = rng.choice(["up", "up", "down", 'd"own'])
+            else:
+                value = s.value if rng.random() < 0.5 else rng.choice(values)
+            pool[i] = s._replace(value=value)  # type: ignore[arg-type]
+            if rng.random() < 0.9:
+                samples.append(pool[i])
+        samples += [plain] + ([extra] if rng.random() < 0.2 else [])
+        if rng.random() < 0.1:
+            keep = rng.choice(keeps)
+        body, n = r.render_round(head, samples, keep, tail)
+        fams = head + sample_families(samples, keep) + tail
+        assert body == _library(fams)
+        assert n == sum(len(f.rows) for f in fams)
