@@ -234,7 +234,9 @@ def test_first_single_sample_run_is_unknown_never_ok(roce_mock, tmp_path):
             loud = [f for f in doc["findings"] if f["severity"] in ("warning", "critical")]
             assert all((f["check"] == "pfc-watchdog-fired" and f["threshold"] == "queue still stormed")
                        or f["check"] == "headroom-near-full" for f in loud), (command, loud)
-            assert code == (2 if loud else 3) and doc["status"] != "OK", (command, doc)
+            # the watchdog is not stormed a third of the time: then the headroom warnings decide (exit 1)
+            worst = 2 if any(f["severity"] == "critical" for f in loud) else 1 if loud else 3
+            assert code == worst and doc["status"] != "OK", (command, doc)
         code, doc = _single_sample(roce_mock, tmp_path / "storm")  # now with a baseline
     finally:
         roce_mock.clear_scenarios()
