@@ -22,6 +22,7 @@ from fabriccfg.telemetry.model import (
     SATURATING_BITS,
     WRAP_BITS,
     Rate,
+    Sample,
     SampleKey,
     Snapshot,
     new_rate,
@@ -86,33 +87,45 @@ def restarted(prev_uptime: int | None, cur_uptime: int | None, elapsed_s: float)
     return cur_uptime / 100.0 + max(UPTIME_SLACK_S, 0.05 * elapsed_s) < elapsed_s
 
 
-def compute_rates(prev: Snapshot | None, cur: Snapshot) -> dict[SampleKey, Rate]:
-    """A :class:`Rate` for every counter sample in ``cur`` (``first`` when ``prev`` lacks it)."""
+def compute_rates(prev: Snapshot | None, cur: Snapshot,
+                  metrics: frozenset[str] | None = None) -> dict[SampleKey, Rate]:
+    """A :class:`Rate` for every counter sample in ``cur`` (``first`` when ``prev`` lacks it); with
+    ``metrics``, for the counters of those metrics only.
+
+    A device's samples come in the same order every round (the same commands, parsed the same way), so
+    the previous sample of the same key is looked for at the same position first, and in an index of the
+    device's previous samples only when that one is another key. A snapshot holds one sample per key (the
+    collector keeps the first)."""
     out: dict[SampleKey, Rate] = {}
-    prev_index = prev.index() if prev is not None else {}
     own = _metric_dts(prev, cur)
     for device, rows in cur.samples.items():
+        before = prev.samples.get(device, ()) if prev is not None else ()
         dt = cur.time_of(device) - prev.time_of(device) if prev is not None else 0.0
         was_restarted = prev is not None and restarted(prev.uptime.get(device), cur.uptime.get(device), dt)
         dts = own.get(device)
-        for s in rows:
-            if s.kind not in COUNTER_KINDS:
+        index: dict[SampleKey, Sample] | None = None
+        n = len(before)
+        for i, s in enumerate(rows):
+            if s[5] not in COUNTER_KINDS or (metrics is not None and s[2] not in metrics):
                 continue
             key = s[:4]  # == s.key
-            old = prev_index.get(key)
-            if old is None or old.kind != s.kind:
+            old = before[i] if i < n else None
+            if old is None or old[1] != s[1] or old[2] != s[2] or old[3] != s[3] or old[0] != s[0]:
+                if index is None:
+                    index = {b[:4]: b for b in before}
+                old = index.get(key)
+            if old is None or old[5] != s[5]:
                 out[key] = Rate(None, "first")
                 continue
-            sdt = dts.get(s.metric, dt) if dts else dt
-            pv, cv = old.value, s.value
+            sdt = dts.get(s[2], dt) if dts else dt
+            pv, cv = old[4], s[4]
             # the common case (a wrapping counter that went up), without a call: ~10^6 of them a round
             if type(pv) is int and type(cv) is int and 0 <= pv <= cv and sdt > 0 and not was_restarted \
-                    and (bits := WRAP_BITS.get(s.kind)) is not None and cv - pv < 1 << bits:
+                    and (bits := WRAP_BITS.get(s[5])) is not None and cv - pv < 1 << bits:
                 out[key] = new_rate(((cv - pv) / sdt, "ok", cv - pv, sdt))
             else:
-                out[key] = counter_rate(pv, cv, s.kind, sdt, restarted=was_restarted)
+                out[key] = counter_rate(pv, cv, s[5], sdt, restarted=was_restarted)
     return out
-
 
 
 def _metric_dts(prev: Snapshot | None, cur: Snapshot) -> dict[str, dict[str, float]]:

@@ -372,17 +372,21 @@ def _only(snap: Snapshot, metrics: frozenset[str]) -> Snapshot:
                     device_ts=snap.device_ts, metric_ts=snap.metric_ts)
 
 
-def build_points(snapshots: Sequence[Snapshot], metrics: frozenset[str] | None = None) -> list[Point]:
+def build_points(snapshots: Sequence[Snapshot], metrics: frozenset[str] | None = None, *,
+                 strip: bool = True) -> list[Point]:
+    """Evaluation points of consecutive snapshots. ``metrics``: the counters to compute rates of (None:
+    all); ``strip``: also leave the other counters out of the points (``watch`` keeps them: it exports
+    them)."""
     out: list[Point] = []
     if not snapshots:
         return out
-    if metrics is not None:
+    if metrics is not None and strip:
         snapshots = [_only(s, metrics) for s in snapshots]
     if len(snapshots) == 1:
         s = snapshots[0]
-        return [Point(s, compute_rates(None, s), _index(s), None)]
+        return [Point(s, compute_rates(None, s, metrics), _index(s), None)]
     for prev, cur in itertools.pairwise(snapshots):
-        out.append(Point(cur, compute_rates(prev, cur), _index(cur), cur.ts - prev.ts))
+        out.append(Point(cur, compute_rates(prev, cur, metrics), _index(cur), cur.ts - prev.ts))
     return out
 
 

@@ -32,7 +32,7 @@ from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint
 from fabriccfg.telemetry.model import Snapshot
 from fabriccfg.verify import exposition, hysteresis, output, scrape
-from fabriccfg.verify.engine import Check, Context, Point, Report, build_points, evaluate
+from fabriccfg.verify.engine import Check, Context, Point, Report, build_points, evaluate, needed_metrics
 from fabriccfg.verify.runner import MAX_PREVIOUS_AGE_S, Collector, PreviousRun, in_shard
 
 _BAD = re.compile(r"[^a-zA-Z0-9_]")
@@ -80,6 +80,8 @@ class Watcher:
         self.series = 0
         self.targets = {n: e for n, e in targets.items() if in_shard(n, shard)}
         self.checks = list(checks)
+        self.needed = needed_metrics(self.checks)
+        """Counters whose rates the checks (and storm tracing) read: the others are exported, not rated."""
         self.collector = collector
         self.shard = shard
         self.textfile = textfile
@@ -122,10 +124,8 @@ class Watcher:
             if prev is not None and 0 < self.clock() - prev.ts <= MAX_PREVIOUS_AGE_S:
                 self.snaps.append(prev)
         snap = self.collector(self.fabric, self.targets)
-        if self.snaps:
-            self.points.append(build_points([self.snaps[-1], snap])[0])
-        else:
-            self.points.append(build_points([snap])[0])
+        pair = [self.snaps[-1], snap] if self.snaps else [snap]
+        self.points.append(build_points(pair, self.needed, strip=False)[0])
         self.snaps.append(snap)
         ctx = Context(self.fabric, list(self.snaps), points=list(self.points), options={"shard": self.shard})
         report = self.hysteresis.apply(evaluate(self.checks, ctx))

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabriccfg.telemetry.counters import MAX_PLAUSIBLE_RATE, compute_rates, counter_rate, restarted
-from fabriccfg.telemetry.model import Sample, Snapshot, labels
+from fabriccfg.telemetry.model import Rate, Sample, Snapshot, labels
 
 U32 = 2**32
 U64 = 2**64
@@ -170,3 +170,35 @@ def test_a_metric_read_by_another_source_is_divided_by_its_own_interval() -> Non
     back = Snapshot.from_json(b.to_json())
     assert back.metric_ts == b.metric_ts
     assert b.time_of("leaf", "if_in_octets") == 100.2 and b.time_of("leaf") == 100.2
+
+
+@settings(max_examples=300)
+@given(keys=st.lists(st.tuples(st.sampled_from(["d", "e"]), st.sampled_from(["p1", "p2", None]),
+                               st.sampled_from(["m", "n"]), st.sampled_from([(), (("prio", "3"),)])),
+                     min_size=1, max_size=10, unique=True),
+       data=st.data())
+def test_compute_rates_pairs_each_counter_with_the_previous_sample_of_its_key(
+        keys: list[tuple[str, str | None, str, tuple[tuple[str, str], ...]]], data: st.DataObject) -> None:
+    """The previous sample is found by position when the order is kept and by key when not: either way each
+    counter of ``cur`` gets ``counter_rate`` of the previous sample with its key (judged against a plain
+    index of the whole previous snapshot), ``first`` without one or when its kind changed, and with
+    ``metrics`` only the counters of those metrics get a rate."""
+    kinds = st.sampled_from(["counter64", "counter32", "gauge"])
+    values = st.integers(0, 2**40)
+    prev, cur = Snapshot(ts=100.0), Snapshot(ts=130.0)
+    for k in data.draw(st.permutations(keys)):
+        if data.draw(st.booleans()) or len(keys) == 1:
+            prev.add(Sample(*k, data.draw(values), data.draw(kinds)))
+    for k in keys:
+        if data.draw(st.integers(0, 4)) > 0:
+            cur.add(Sample(*k, data.draw(values), data.draw(kinds)))
+    old = {s.key: s for s in prev}
+    metrics = data.draw(st.sampled_from([None, frozenset({"m"})]))
+    want = {}
+    for s in cur:
+        if s.kind == "gauge" or (metrics is not None and s.metric not in metrics):
+            continue
+        p = old.get(s.key)
+        want[s.key] = Rate(None, "first") if p is None or p.kind != s.kind else \
+            counter_rate(p.value, s.value, s.kind, 30.0)
+    assert compute_rates(prev, cur, metrics) == want
