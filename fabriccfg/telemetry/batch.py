@@ -14,7 +14,9 @@ import re
 
 MARK = "@@fabriccfg:"
 _ITEM = re.compile(r"[\w./:-]+")
-_LINE = re.compile(r"^@@fabriccfg:([\w./:-]+)\r?$", re.MULTILINE)
+_LINE = re.compile(r"@@fabriccfg:([\w./:-]+)\r?$", re.MULTILINE)
+"""A marker line's text; :func:`split` keeps the matches that start a line. (With ``^`` in front the
+regex engine tried every position of a 500 kB reply; a literal start lets it skip to the markers.)"""
 
 
 def batch_line(items: list[tuple[str, str]]) -> str:
@@ -29,7 +31,7 @@ def batch_line(items: list[tuple[str, str]]) -> str:
 
 def split(text: str) -> list[tuple[str | None, str]]:
     """``[(item, its output), ...]`` in output order; ``[(None, text)]`` when the text has no marker."""
-    marks = list(_LINE.finditer(text))
+    marks = [m for m in _LINE.finditer(text) if m.start() == 0 or text[m.start() - 1] == "\n"]
     if not marks:
         return [(None, text)]
     out: list[tuple[str | None, str]] = []

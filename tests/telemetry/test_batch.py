@@ -7,6 +7,8 @@ same kinds, against the same mock over real SSH.
 
 from __future__ import annotations
 
+import random
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -35,6 +37,29 @@ def test_split_cuts_at_whole_marker_lines_only() -> None:
     out = echoed + f"{batch.MARK}swp1\nfirst\n{batch.MARK}swp2\r\nsecond\nmore\n"
     assert batch.split(out) == [("swp1", "first\n"), ("swp2", "second\nmore\n")]
     assert batch.split("no markers\n") == [(None, "no markers\n")]
+
+
+_SPEC_MARKER = re.compile(r"^@@fabriccfg:([\w./:-]+)\r?$", re.MULTILINE)
+_SPEC_BANNER = re.compile(r"^-+\r?\n\s*Interface:\s*(\S+)\s*\r?\n-+\s*$", re.MULTILINE)
+
+
+def test_markers_and_banners_are_found_where_their_regex_finds_them() -> None:
+    """``split`` and ``split_interfaces`` look for a literal first (a marker, ``Interface:``) and confirm
+    with the regex; the regex searched over the whole text is the judge, on random texts of the pieces that
+    matter (dash runs, indentation, CR, blank lines, markers inside and outside a line's start)."""
+    rng = random.Random(3)
+    pieces = ["---", "-", "\n", "\r\n", "\r", " ", "\t", "\x0b", "Interface:", " swp1", "swp2/1", "x",
+              "@@fabriccfg:", "'", ";", "\n\n"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        marks = list(_SPEC_MARKER.finditer(text))
+        want = [(m.group(1), text[m.end() + 1:(marks[i + 1].start() if i + 1 < len(marks) else len(text))])
+                for i, m in enumerate(marks)] if marks else [(None, text)]
+        assert batch.split(text) == want, repr(text)
+        banners = list(_SPEC_BANNER.finditer(text))
+        ends = [m.start() for m in banners[1:]] + [len(text)] if banners else []
+        want_ports = [(m.group(1), text[m.end():end]) for m, end in zip(banners, ends, strict=True)]
+        assert nvue.split_interfaces(text) == want_ports, repr(text)
 
 
 @pytest.mark.parametrize("item", ["swp1; reboot", "swp1'", "", "a b"])

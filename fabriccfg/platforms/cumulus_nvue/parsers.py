@@ -5,6 +5,8 @@ those of the RoCE traffic class; the buffer tables carry the peak occupancy, "Ma
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import re
 from collections.abc import Callable
 from typing import Any
@@ -68,6 +70,8 @@ def parse_roce_counters(text: str, leaves: frozenset[str] | None = None) -> dict
 
 
 _BANNER = re.compile(r"^-+\r?\n\s*Interface:\s*(\S+)\s*\r?\n-+\s*$", re.MULTILINE)
+_BANNER_WINDOW = 4096
+"""How far before ``Interface:`` a banner's dash rule may start."""
 
 
 def split_interfaces(text: str) -> list[tuple[str, str]]:
@@ -75,8 +79,18 @@ def split_interfaces(text: str) -> list[tuple[str, str]]:
 
     Each interface's table follows a banner (a dash rule, ``Interface: swp1``, a dash rule), as in the
     all-interfaces ``qos-roce-status-pool-map`` example of NVIDIA's RoCE page; text before the first
-    banner is ignored."""
-    marks = list(_BANNER.finditer(text))
+    banner is ignored. Banners are looked for where ``Interface:`` occurs: the banner regex searched over
+    a 200 kB reply tried every line (every table's header rule starts with dashes)."""
+    marks = []
+    at = text.find("Interface:")
+    while at >= 0:
+        start = max(0, at - _BANNER_WINDOW)
+        before = text[start:at].rstrip()  # up to the end of the dash rule
+        rule = len(before) - len(before.rstrip("-"))
+        m = _BANNER.match(text, start + len(before) - rule) if rule else None
+        if m is not None:
+            marks.append(m)
+        at = text.find("Interface:", m.end() if m is not None else at + 1)
     return [(m.group(1), text[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(text)])
             for i, m in enumerate(marks)]
 
@@ -171,7 +185,9 @@ def parse_qos_buffer(text: str) -> dict[str, dict[str, dict[str, int]]]:
     cut."""
     out: dict[str, dict[str, dict[str, int]]] = {}
     lines = split_lines(text)
-    rules = [i for i, line in enumerate(lines) if "===" in line and not line.strip().strip("=")]
+    # the few lines holding "===" are found in C (a leaf's 64 tables are ~4,000 lines a round)
+    found = itertools.compress(itertools.count(), map(operator.contains, lines, itertools.repeat("===")))
+    rules = [i for i in found if not lines[i].strip().strip("=")]
     for k, at in enumerate(rules):
         title = lines[at - 1].strip().lower() if at > 0 else ""
         section = next((v for key, v in _BUFFER_SECTIONS.items() if key in title), None)
