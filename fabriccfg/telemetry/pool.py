@@ -27,6 +27,7 @@ from typing import Any
 
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint
+from fabriccfg.telemetry.gc_rounds import RoundGC
 from fabriccfg.telemetry.model import Sample, Snapshot
 from fabriccfg.telemetry.shard import Shard, in_shard
 
@@ -45,6 +46,7 @@ def _worker(conn: Connection) -> None:
     from fabriccfg.telemetry.collect import Collector
 
     col: Collector | None = None
+    rounds_gc = RoundGC()
     fabric: Fabric | None = None
     targets: dict[str, Endpoint] = {}
     shard: Shard | None = None
@@ -63,6 +65,7 @@ def _worker(conn: Connection) -> None:
                     conn.send(("ok", col.collect(fabric, targets, shard=shard)))
                 except Exception as exc:  # reported as collect errors by the parent
                     conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"))
+                rounds_gc.round_done()
             else:
                 return
     finally:

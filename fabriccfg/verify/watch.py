@@ -30,6 +30,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint
+from fabriccfg.telemetry.gc_rounds import RoundGC
 from fabriccfg.telemetry.model import Snapshot
 from fabriccfg.verify import exposition, hysteresis, output, scrape
 from fabriccfg.verify.engine import Check, Context, Point, Report, build_points, evaluate, needed_metrics
@@ -105,6 +106,7 @@ class Watcher:
         self.round_ts = 0.0
         self.round_s = 0.0
         self._renderer = exposition.Renderer()
+        self._gc = RoundGC()
         self.exposition = scrape.Exposition.of(b"")
         self.publish()
 
@@ -148,6 +150,7 @@ class Watcher:
             tmp = self.textfile.with_name(self.textfile.name + f".{os.getpid()}.tmp")
             tmp.write_text(output.to_prometheus(report), encoding="utf-8")
             tmp.replace(self.textfile)
+        self._gc.round_done()
         return report
 
     def run(self, period: float, *, rounds: int | None = None,
@@ -178,6 +181,7 @@ class Watcher:
 
     def close(self) -> None:
         self.stop.set()
+        self._gc.close()
         if self.store is not None:
             self.store.close()
         closer = getattr(self.collector, "close", None)  # a collector pool ends its processes
