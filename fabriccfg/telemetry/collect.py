@@ -30,7 +30,7 @@ from fabriccfg.telemetry import batch, tables
 from fabriccfg.telemetry.cli import CliJob, CliResult, Connect, Sessions, run_job
 from fabriccfg.telemetry.model import METRICS, Kind, Sample, Snapshot
 from fabriccfg.telemetry.oids import IF_NAME, Oid
-from fabriccfg.telemetry.parsers._common import IbContext, ib_kind
+from fabriccfg.telemetry.parsers._common import IbContext, host_of_desc, ib_kind, norm_guid
 from fabriccfg.telemetry.shard import Shard, in_shard
 from fabriccfg.telemetry.snmp import DEFAULT_MAX_VARBINDS, SnmpConfigError, SnmpPoller, SnmpTarget, WalkResult
 from fabriccfg.telemetry.spec import CliCommand, CliContext, SnmpTable, TelemetrySpec
@@ -90,8 +90,6 @@ def ib_context(fabric: Fabric) -> IbContext:
         return str(number)
 
     def resolve(guid: str | None, desc: str | None) -> str | None:
-        from fabriccfg.telemetry.parsers._common import host_of_desc
-
         if desc:
             host = host_of_desc(desc)
             if host in fabric.devices:
@@ -103,8 +101,6 @@ def ib_context(fabric: Fabric) -> IbContext:
 
 
 def _g(guid: str) -> str:
-    from fabriccfg.telemetry.parsers._common import norm_guid
-
     return norm_guid(str(guid))
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from fabriccfg.inventory.models import Fabric
 from fabriccfg.targets import Endpoint
+from fabriccfg.telemetry.collect import Collector
 from fabriccfg.telemetry.gc_rounds import RoundGC
 from fabriccfg.telemetry.model import Sample, Snapshot
 from fabriccfg.telemetry.shard import Shard, in_shard
@@ -43,8 +44,6 @@ def inner_shards(shard: Shard | None, processes: int) -> list[Shard]:
 
 def _worker(conn: Connection) -> None:
     """Worker process: build a Collector from the init message, then one snapshot per 'collect'."""
-    from fabriccfg.telemetry.collect import Collector
-
     col: Collector | None = None
     rounds_gc = RoundGC()
     fabric: Fabric | None = None
