@@ -99,7 +99,7 @@ def test_the_chunk_clean_up_gives_what_netmiko_gives() -> None:
 def test_the_prompt_test_on_the_last_line_agrees_with_the_prompt_regex() -> None:
     """``fast_command`` decides a reply is complete by looking at its last line only; the prompt regex it
     replaced (still used to cut the prompt off) searched every line. Both on random texts of the characters
-    that matter, including every whitespace that ``\\s`` and ``str.rstrip`` know."""
+    that matter, with whitespace beyond ASCII (NEL, LINE SEPARATOR) among them."""
     rng = random.Random(12)
     pieces = ["leaf1", "leaf", "1", "@", "cumulus@leaf1:mgmt:~", " ", "\n", "\r", "\t", "\x0b", "\x85",
               "\u2028", "#", ">", "$", "x", "-"]
