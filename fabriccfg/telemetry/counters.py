@@ -110,7 +110,7 @@ def compute_rates(prev: Snapshot | None, cur: Snapshot,
                 continue
             key = s[:4]  # == s.key
             old = before[i] if i < n else None
-            if old is None or old[1] != s[1] or old[2] != s[2] or old[3] != s[3] or old[0] != s[0]:
+            if old is None or old[:4] != key:
                 if index is None:
                     index = {b[:4]: b for b in before}
                 old = index.get(key)
